@@ -1,0 +1,94 @@
+{% macro qrepl_config() %}
+    {#- The publication's settings and articles, read from the config tables at run time.
+        At parse time (execute is false) an empty publication keeps dbt parse offline. -#}
+    {%- set config = {
+        'publication': 'unset',
+        'policy': 'publisher_wins',
+        'conflict_retention_days': 0,
+        'centralized_conflicts': true,
+        'articles': [],
+    } -%}
+    {%- if not execute -%}
+        {{ return(config) }}
+    {%- endif -%}
+    {%- set settings = run_query(
+        'select publication, policy, conflict_retention_days, centralized_conflicts from '
+        ~ qrepl_relation('qrepl_publication')
+    ) -%}
+    {%- if settings.rows | length != 1 -%}
+        {%- set msg -%}
+qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publication (found {{ settings.rows | length }}); run `qrepl publication create` first.
+        {%- endset -%}
+        {{ exceptions.raise_compiler_error(msg) }}
+    {%- endif -%}
+    {%- set row = settings.rows[0] -%}
+    {%- do config.update({
+        'publication': _qrepl_identifier(row[0], 'publication'),
+        'policy': qrepl_normalize_policy(row[1]),
+        'conflict_retention_days': row[2] | int,
+        'centralized_conflicts': row[3],
+    }) -%}
+    {%- set articles = run_query(
+        'select article, key_columns, column_names, column_types from '
+        ~ qrepl_relation('qrepl_articles') ~ ' order by ordinal'
+    ) -%}
+    {%- for a in articles.rows -%}
+        {%- set columns = [] -%}
+        {%- for name in a[2] -%}
+            {%- do columns.append((_qrepl_identifier(name, 'column'), _qrepl_type(a[3][loop.index0]))) -%}
+        {%- endfor -%}
+        {%- set keys = [] -%}
+        {%- for k in a[1] -%}
+            {%- do keys.append(_qrepl_identifier(k, 'key column')) -%}
+        {%- endfor -%}
+        {%- do config['articles'].append({
+            'name': _qrepl_identifier(a[0], 'article'),
+            'key': keys,
+            'columns': columns,
+        }) -%}
+    {%- endfor -%}
+    {{ return(config) }}
+{% endmacro %}
+
+
+{% macro qrepl_relation(identifier) %}
+    {{- return(api.Relation.create(schema=target.schema, identifier=_qrepl_identifier(identifier, 'table'))) -}}
+{% endmacro %}
+
+
+{% macro qrepl_normalize_policy(policy) %}
+    {%- set aliases = {'pub wins': 'publisher_wins', 'sub reinit': 'publisher_wins_reinit', 'sub wins': 'subscriber_wins'} -%}
+    {%- set value = (policy or '') | trim | lower -%}
+    {%- set value = aliases.get(value, value) -%}
+    {%- if value not in ['publisher_wins', 'publisher_wins_reinit', 'subscriber_wins'] -%}
+        {%- set msg -%}
+qrepl: unknown policy '{{ policy }}': use publisher_wins, publisher_wins_reinit or subscriber_wins ('pub wins', 'sub reinit', 'sub wins').
+        {%- endset -%}
+        {{ exceptions.raise_compiler_error(msg) }}
+    {%- endif -%}
+    {{ return(value) }}
+{% endmacro %}
+
+
+{% macro _qrepl_identifier(name, what) %}
+    {%- if name is none or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name | string) -%}
+        {%- set msg -%}
+qrepl: invalid {{ what }} name '{{ name }}': identifiers must match ^[A-Za-z_][A-Za-z0-9_]*$
+        {%- endset -%}
+        {{ exceptions.raise_compiler_error(msg) }}
+    {%- endif -%}
+    {{ return(name | string) }}
+{% endmacro %}
+
+
+{% macro _qrepl_type(type_name) %}
+    {%- set t = (type_name or '') | trim | lower -%}
+    {%- if t not in ['int', 'bigint', 'string', 'double', 'boolean', 'date']
+            and not modules.re.match('^decimal\\(\\d+,\\s*\\d+\\)$', t) -%}
+        {%- set msg -%}
+qrepl: unsupported column type '{{ type_name }}'
+        {%- endset -%}
+        {{ exceptions.raise_compiler_error(msg) }}
+    {%- endif -%}
+    {{ return(t) }}
+{% endmacro %}

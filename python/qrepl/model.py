@@ -1,0 +1,238 @@
+"""Shared vocabulary of the product: policies, conflict types, identifiers, keys, typed values.
+
+Everything here is pure Python so the sequential reference, the capture API and the
+replay writer agree on one definition (and the SQL models mirror it; tests hold them equal).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+POLICIES = ("publisher_wins", "publisher_wins_reinit", "subscriber_wins")
+POLICY_ALIASES = {
+    "pub wins": "publisher_wins",
+    "sub reinit": "publisher_wins_reinit",
+    "sub wins": "subscriber_wins",
+}
+
+CONFLICT_CODES = {
+    "update_update": 1,
+    "update_missing": 2,
+    "delete_update": 3,
+    "delete_missing": 4,
+    "insert_exists": 5,
+}
+
+# One sentence per conflict type; the dbt macro `conflict_reason_text` spells the same text.
+CONFLICT_REASONS = {
+    "update_update": "The row was changed at the publisher or by another subscriber "
+    "since the subscriber read it.",
+    "update_missing": "The subscriber updated a row that no longer exists at the publisher.",
+    "delete_update": "The subscriber deleted a row that was changed elsewhere.",
+    "delete_missing": "The subscriber deleted a row that was already deleted elsewhere.",
+    "insert_exists": "The subscriber inserted a row whose primary key already exists at the publisher.",
+}
+
+# Quarantine reasons, checked in this order; the first that applies is recorded.
+REJECT_REASONS = (
+    "unknown subscriber",
+    "unknown article",
+    "bad op",
+    "missing key",
+    "version fields inconsistent with op",
+    "malformed JSON",
+    "key mismatch",
+    "duplicate command",
+    "duplicate new_version",
+)
+REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
+
+KEY_TYPES = ("int", "bigint", "string")
+SCALAR_TYPES = ("int", "bigint", "string", "double", "boolean", "date")
+DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+
+
+class ConfigError(ValueError):
+    """Bad publication configuration or bad user input: shown to the user as one line."""
+
+
+def check_identifier(name: Any, what: str) -> str:
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise ConfigError(f"invalid {what} name {name!r}: must match ^[A-Za-z_][A-Za-z0-9_]*$")
+    return name
+
+
+def normalize_policy(policy: Any) -> str:
+    if not isinstance(policy, str):
+        raise ConfigError(f"invalid policy {policy!r}")
+    value = POLICY_ALIASES.get(policy.strip().lower(), policy.strip().lower())
+    if value not in POLICIES:
+        allowed = ", ".join(list(POLICIES) + [repr(a) for a in POLICY_ALIASES])
+        raise ConfigError(f"unknown policy {policy!r}: use one of {allowed}")
+    return value
+
+
+def check_type(type_name: Any, column: str) -> str:
+    if not isinstance(type_name, str):
+        raise ConfigError(f"column {column}: type must be a string, got {type_name!r}")
+    t = type_name.strip().lower()
+    if t in SCALAR_TYPES or DECIMAL_TYPE.match(t):
+        return t
+    raise ConfigError(f"column {column}: unsupported type {type_name!r} (use {', '.join(SCALAR_TYPES)}, decimal(p,s))")
+
+
+@dataclass(frozen=True)
+class Article:
+    name: str
+    key: tuple[str, ...]
+    columns: dict[str, str]  # column -> type, in declaration order
+
+    @property
+    def value_columns(self) -> list[str]:
+        return list(self.columns)
+
+
+@dataclass
+class Publication:
+    name: str
+    policy: str = "publisher_wins"
+    conflict_retention_days: int = 14
+    centralized_conflicts: bool = True
+    articles: list[Article] = field(default_factory=list)
+
+    def article(self, name: str) -> Article | None:
+        for a in self.articles:
+            if a.name == name:
+                return a
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "publication": self.name,
+            "policy": self.policy,
+            "conflict_retention_days": self.conflict_retention_days,
+            "centralized_conflicts": self.centralized_conflicts,
+            "articles": [
+                {"name": a.name, "key": list(a.key), "columns": dict(a.columns)} for a in self.articles
+            ],
+        }
+
+
+def publication_from_dict(data: Any) -> Publication:
+    """Validate a publication declaration (DESIGN.md §3) and return it normalized."""
+    if not isinstance(data, dict):
+        raise ConfigError("publication config must be a mapping")
+    name = check_identifier(data.get("publication"), "publication")
+    policy = normalize_policy(data.get("policy", "publisher_wins"))
+    retention = data.get("conflict_retention_days", 14)
+    if not isinstance(retention, int) or isinstance(retention, bool) or retention < 0:
+        raise ConfigError(f"conflict_retention_days must be a whole number >= 0, got {retention!r}")
+    centralized = data.get("centralized_conflicts", True)
+    if not isinstance(centralized, bool):
+        raise ConfigError(f"centralized_conflicts must be true or false, got {centralized!r}")
+    raw_articles = data.get("articles")
+    if not isinstance(raw_articles, list) or not raw_articles:
+        raise ConfigError("a publication needs at least one article")
+    articles: list[Article] = []
+    seen: set[str] = set()
+    for raw in raw_articles:
+        if not isinstance(raw, dict):
+            raise ConfigError("each article must be a mapping with name, key and columns")
+        aname = check_identifier(raw.get("name"), "article")
+        if aname.lower() in seen:
+            raise ConfigError(f"article {aname} is declared twice")
+        seen.add(aname.lower())
+        cols = raw.get("columns")
+        if not isinstance(cols, dict) or not cols:
+            raise ConfigError(f"article {aname}: columns must be a mapping of column: type")
+        columns: dict[str, str] = {}
+        for col, typ in cols.items():
+            check_identifier(col, "column")
+            if col.lower() == "msrepl_tran_version":
+                raise ConfigError(f"article {aname}: msrepl_tran_version is added by qrepl, do not declare it")
+            columns[col] = check_type(typ, f"{aname}.{col}")
+        key = raw.get("key")
+        if isinstance(key, str):
+            key = [key]
+        if not isinstance(key, list) or not key:
+            raise ConfigError(f"article {aname}: key must be a list of columns")
+        for k in key:
+            if k not in columns:
+                raise ConfigError(f"article {aname}: key column {k!r} is not among its columns")
+            if columns[k] not in KEY_TYPES:
+                raise ConfigError(f"article {aname}: key column {k} must be int, bigint or string")
+        articles.append(Article(aname, tuple(key), columns))
+    return Publication(name, policy, retention, centralized, articles)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed values. `coerce_json_value` mirrors Spark's from_json for the supported types: a value of
+# the wrong JSON type becomes None (what from_json yields for that field).
+
+
+def coerce_json_value(value: Any, type_name: str) -> Any:
+    if value is None:
+        return None
+    if type_name in ("int", "bigint"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None
+        limit = 2**31 if type_name == "int" else 2**63
+        return value if -limit <= value < limit else None
+    if type_name == "string":
+        return value if isinstance(value, str) else None
+    if type_name == "double":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+    if type_name == "boolean":
+        return value if isinstance(value, bool) else None
+    if type_name == "date":
+        return value if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", value) else None
+    m = DECIMAL_TYPE.match(type_name)
+    if m:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+            return None
+        try:
+            d = Decimal(str(value))
+        except InvalidOperation:
+            return None
+        return d.quantize(Decimal(1).scaleb(-int(m.group(2))))
+    raise ConfigError(f"unsupported type {type_name}")
+
+
+def canonical_key(article: Article, row: dict[str, Any]) -> str | None:
+    """Canonical text of a row's key: compact JSON of the key columns in key order.
+
+    Spark's `to_json(named_struct(...))` over the typed key columns yields the same text
+    (the dbt macro `row_key_expr`); None when a key column is missing or mistyped.
+    """
+    parts = {}
+    for k in article.key:
+        v = coerce_json_value(row.get(k), article.columns[k])
+        if v is None:
+            return None
+        parts[k] = v
+    return json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
+
+
+def normalize_row(article: Article, row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A row as replay writes it: every article column typed, plus msrepl_tran_version."""
+    if row is None:
+        return None
+    out: dict[str, Any] = {}
+    for col, typ in article.columns.items():
+        v = coerce_json_value(row.get(col), typ)
+        out[col] = str(v) if isinstance(v, Decimal) else v
+    out["msrepl_tran_version"] = row.get("msrepl_tran_version")
+    return out
+
+
+def dumps(obj: Any) -> str:
+    """Compact, deterministic JSON used for row images in the queue."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=False, default=str)

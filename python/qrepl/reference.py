@@ -1,0 +1,307 @@
+"""The sequential reference queue reader: the executable specification (DESIGN.md §5).
+
+It processes queued transactions one at a time, in order, against an in-memory publisher.
+The dbt models do the same work set-based; `qrepl replay` runs both on one scenario and the
+tests require identical outputs. Keep this file obvious rather than fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .model import (
+    CONFLICT_CODES,
+    CONFLICT_REASONS,
+    REJECT_WHOLE_TRANSACTION,
+    Article,
+    Publication,
+    canonical_key,
+    normalize_row,
+)
+
+Row = dict[str, Any]
+
+
+def conflict_id(subscriber: str, tran_id: str, command_seq: int, batch_id: int) -> str:
+    """Deterministic conflict id; the SQL spells it md5(concat_ws('|', ...))."""
+    text = "|".join([subscriber, tran_id, str(command_seq), str(batch_id)])
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def judge(op: str, current: Row | None, old_version: str | None) -> str | None:
+    """The judging table of DESIGN.md §5: None when the command is ok, else the conflict type."""
+    if op == "U":
+        if current is None:
+            return "update_missing"
+        return None if current["msrepl_tran_version"] == old_version else "update_update"
+    if op == "D":
+        if current is None:
+            return "delete_missing"
+        return None if current["msrepl_tran_version"] == old_version else "delete_update"
+    return None if current is None else "insert_exists"
+
+
+def parse_object(text: Any) -> dict | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class Subscription:
+    subscriber: str
+    publication: str
+    status: str = "active"
+    generation: int = 0
+    reinit_requested_at: datetime | None = None
+    reinit_reason: str | None = None
+
+    def as_row(self) -> Row:
+        return {
+            "subscriber": self.subscriber,
+            "publication": self.publication,
+            "status": self.status,
+            "generation": self.generation,
+            "reinit_requested_at": self.reinit_requested_at,
+            "reinit_reason": self.reinit_reason,
+        }
+
+
+@dataclass
+class ReferenceReader:
+    publication: Publication
+    publisher: dict[str, dict[str, Row]] = field(default_factory=dict)
+    subscriptions: dict[str, Subscription] = field(default_factory=dict)
+    queue: list[Row] = field(default_factory=list)
+    batched: set[tuple] = field(default_factory=set)
+    batched_transactions: set[tuple[str, str]] = field(default_factory=set)
+    conflicts: list[Row] = field(default_factory=list)
+    compensating_commands: list[Row] = field(default_factory=list)
+    transaction_outcomes: list[Row] = field(default_factory=list)
+    queue_rejects: list[Row] = field(default_factory=list)
+    history: list[Row] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for a in self.publication.articles:
+            self.publisher.setdefault(a.name, {})
+
+    # -- publisher-side helpers ------------------------------------------------------------
+    def article(self, name: str) -> Article:
+        a = self.publication.article(name)
+        assert a is not None
+        return a
+
+    def put_row(self, article: str, row: Row) -> None:
+        a = self.article(article)
+        key = canonical_key(a, row)
+        if key is None:
+            raise ValueError(f"publisher row without a valid key for {article}: {row}")
+        self.publisher[article][key] = normalize_row(a, row)
+
+    def delete_row(self, article: str, key_values: Row) -> None:
+        key = canonical_key(self.article(article), key_values)
+        self.publisher[article].pop(key, None)
+
+    def add_subscription(self, subscriber: str) -> None:
+        self.subscriptions.setdefault(subscriber, Subscription(subscriber, self.publication.name))
+
+    def reinitialize(self, subscriber: str) -> None:
+        sub = self.subscriptions[subscriber]
+        sub.status, sub.generation = "active", sub.generation + 1
+        sub.reinit_requested_at = sub.reinit_reason = None
+
+    # -- the queue reader -----------------------------------------------------------------
+    def _reject_reason(self, row: Row, new_counts: Counter, version_counts: Counter) -> str | None:
+        article = self.publication.article(row.get("article"))
+        op = row.get("op")
+        if row.get("subscriber") not in self.subscriptions:
+            return "unknown subscriber"
+        if article is None:
+            return "unknown article"
+        if op not in ("I", "U", "D"):
+            return "bad op"
+        if not row.get("row_key"):
+            return "missing key"
+        old_v, new_v = row.get("old_version"), row.get("new_version")
+        if (op == "I" and (old_v is not None or new_v is None)) or (
+            op == "U" and (old_v is None or new_v is None)) or (
+            op == "D" and (old_v is None or new_v is not None)):
+            return "version fields inconsistent with op"
+        if op in ("I", "U"):
+            image = parse_object(row.get("new_row"))
+            if image is None:
+                return "malformed JSON"
+            if canonical_key(article, image) != row["row_key"]:
+                return "key mismatch"
+        ident = (row["subscriber"], row.get("tran_id"), row.get("command_seq"))
+        if new_counts[ident] > 1 or (row["subscriber"], row.get("tran_id")) in self.batched_transactions:
+            return "duplicate command"
+        if new_v is not None:
+            current = self.publisher[article.name].get(row["row_key"])
+            if version_counts[new_v] > 1 or (current is not None and current["msrepl_tran_version"] == new_v):
+                return "duplicate new_version"
+        return None
+
+    def run(self, batch_time: datetime) -> int:
+        """Process every queued transaction not processed before; returns the batch id."""
+        batch_id = len(self.history) + 1
+        started = batch_time
+        new_rows = [r for r in self.queue if self._identity(r) not in self.batched]
+        new_counts = Counter((r.get("subscriber"), r.get("tran_id"), r.get("command_seq")) for r in new_rows)
+        version_counts = Counter(r.get("new_version") for r in new_rows if r.get("new_version") is not None)
+        reasons = [self._reject_reason(r, new_counts, version_counts) for r in new_rows]
+        bad_transactions = {
+            (r.get("subscriber"), r.get("tran_id")) for r, why in zip(new_rows, reasons) if why
+        }
+        transactions: dict[tuple[str, str], list[Row]] = {}
+        for row, why in zip(new_rows, reasons):
+            tkey = (row.get("subscriber"), row.get("tran_id"))
+            if tkey in bad_transactions:
+                self.queue_rejects.append(
+                    {**row, "reason": why or REJECT_WHOLE_TRANSACTION, "batch_id": batch_id, "rejected_at": batch_time}
+                )
+            else:
+                transactions.setdefault(tkey, []).append(row)
+        for row in new_rows:
+            self.batched.add(self._identity(row))
+            self.batched_transactions.add((row.get("subscriber"), row.get("tran_id")))
+
+        def order(item):
+            (sub, tran_id), cmds = item
+            return (min(c["enqueued_at"] for c in cmds), sub, min(c["tran_seq"] for c in cmds), tran_id)
+
+        counts = Counter()
+        comp_seq: Counter = Counter()
+        for (sub_name, tran_id), cmds in sorted(transactions.items(), key=order):
+            cmds.sort(key=lambda c: c["command_seq"])
+            counts["transactions"] += 1
+            counts["commands"] += len(cmds)
+            outcome = self._process(sub_name, tran_id, cmds, batch_id, batch_time, comp_seq)
+            counts[outcome] += 1
+        self._purge_conflicts(batch_time)
+        finished = batch_time
+        self.history.append({
+            "batch_id": batch_id,
+            "started_at": started,
+            "finished_at": finished,
+            "status": "succeeded",
+            "transactions_processed": counts["transactions"],
+            "commands_processed": counts["commands"],
+            "conflicts": sum(1 for c in self.conflicts if c["batch_id"] == batch_id),
+            "rejected": counts["rejected"] + counts["rejected_reinit"],
+        })
+        return batch_id
+
+    @staticmethod
+    def _identity(row: Row) -> tuple:
+        return (row.get("subscriber"), row.get("tran_id"), row.get("command_seq"), row.get("enqueued_at"))
+
+    def _process(self, sub_name, tran_id, cmds, batch_id, batch_time, comp_seq) -> str:
+        policy = self.publication.policy
+        sub = self.subscriptions[sub_name]
+        generation = min(c["generation"] for c in cmds if c["generation"] is not None) if any(
+            c["generation"] is not None for c in cmds) else None
+        if (generation is not None and generation < sub.generation) or sub.status == "reinit_pending":
+            return self._outcome(sub_name, tran_id, batch_id, "rejected_reinit")
+
+        overlay: dict[tuple[str, str], Row | None] = {}
+        touched: list[tuple[str, str]] = []
+        found: list[tuple[Row, str, Row | None, Row | None]] = []
+        for cmd in cmds:
+            article = self.article(cmd["article"])
+            where = (article.name, cmd["row_key"])
+            if where in overlay:
+                current = overlay[where]
+            else:
+                current = self.publisher[article.name].get(cmd["row_key"])
+                touched.append(where)
+            kind = judge(cmd["op"], current, cmd["old_version"])
+            image = None
+            if cmd["op"] in ("I", "U"):
+                image = normalize_row(article, parse_object(cmd["new_row"]))
+                image["msrepl_tran_version"] = cmd["new_version"]
+            if kind:
+                found.append((cmd, kind, current, image))
+            overlay[where] = image
+
+        if not found:
+            self._apply(overlay)
+            return self._outcome(sub_name, tran_id, batch_id, "applied")
+        winner = "subscriber" if policy == "subscriber_wins" else "publisher"
+        for cmd, kind, current, image in found:
+            self.conflicts.append({
+                "conflict_id": conflict_id(sub_name, tran_id, cmd["command_seq"], batch_id),
+                "batch_id": batch_id,
+                "publication": self.publication.name,
+                "article": cmd["article"],
+                "row_key": cmd["row_key"],
+                "subscriber": sub_name,
+                "tran_id": tran_id,
+                "command_seq": cmd["command_seq"],
+                "conflict_type": kind,
+                "conflict_type_code": CONFLICT_CODES[kind],
+                "reason_text": CONFLICT_REASONS[kind],
+                "policy": policy,
+                "winner": winner,
+                "publisher_row": current,
+                "subscriber_row": image,
+                "publisher_version": current["msrepl_tran_version"] if current else None,
+                "old_version": cmd["old_version"],
+                "new_version": cmd["new_version"],
+                "detected_at": batch_time,
+            })
+        if policy == "subscriber_wins":
+            self._apply(overlay)
+            return self._outcome(sub_name, tran_id, batch_id, "applied_with_conflicts")
+        if policy == "publisher_wins_reinit":
+            sub.status = "reinit_pending"
+            sub.reinit_requested_at = batch_time
+            sub.reinit_reason = f"conflict in transaction {tran_id}"
+            return self._outcome(sub_name, tran_id, batch_id, "rejected_reinit")
+        for article_name, row_key in touched:
+            current = self.publisher[article_name].get(row_key)
+            comp_seq[sub_name] += 1
+            self.compensating_commands.append({
+                "subscriber": sub_name,
+                "tran_id": tran_id,
+                "article": article_name,
+                "row_key": row_key,
+                "op": "upsert" if current else "delete",
+                "row": current,
+                "batch_id": batch_id,
+                "seq": comp_seq[sub_name],
+                "delivered_at": None,
+            })
+        return self._outcome(sub_name, tran_id, batch_id, "rejected")
+
+    def _apply(self, overlay: dict[tuple[str, str], Row | None]) -> None:
+        for (article_name, row_key), image in overlay.items():
+            if image is None:
+                self.publisher[article_name].pop(row_key, None)
+            else:
+                self.publisher[article_name][row_key] = image
+
+    def _outcome(self, sub_name: str, tran_id: str, batch_id: int, outcome: str) -> str:
+        self.transaction_outcomes.append({
+            "subscriber": sub_name,
+            "tran_id": tran_id,
+            "batch_id": batch_id,
+            "outcome": outcome,
+            "policy": self.publication.policy,
+        })
+        return outcome
+
+    def _purge_conflicts(self, now: datetime) -> None:
+        days = self.publication.conflict_retention_days
+        if days > 0:
+            cutoff = now - timedelta(days=days)
+            self.conflicts = [c for c in self.conflicts if c["detected_at"] >= cutoff]

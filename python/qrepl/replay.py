@@ -1,0 +1,253 @@
+"""Scenario replay (DESIGN.md §7): one scenario file through the reference or the real pipeline.
+
+Both modes share the scenario parsing, the queue-row building and the output writer, so the
+only difference between `qrepl replay --reference` and `qrepl replay` is who reads the queue.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
+
+from .model import (
+    ConfigError,
+    Publication,
+    canonical_key,
+    check_identifier,
+    dumps,
+    normalize_policy,
+    normalize_row,
+    publication_from_dict,
+)
+from .reference import ReferenceReader
+
+SCENARIO_EPOCH = datetime(2026, 1, 1, 0, 0, 0)
+OUTPUT_TABLES = ("conflicts", "compensating_commands", "transaction_outcomes", "subscriptions", "queue_rejects")
+
+# Columns written per output file (DESIGN.md §4 contract columns); row images are parsed JSON.
+OUTPUT_COLUMNS = {
+    "conflicts": ["conflict_id", "batch_id", "publication", "article", "row_key", "subscriber", "tran_id",
+                  "command_seq", "conflict_type", "conflict_type_code", "reason_text", "policy", "winner",
+                  "publisher_row", "subscriber_row", "publisher_version", "old_version", "new_version",
+                  "detected_at"],
+    "compensating_commands": ["subscriber", "tran_id", "article", "row_key", "op", "row", "batch_id", "seq",
+                              "delivered_at"],
+    "transaction_outcomes": ["subscriber", "tran_id", "batch_id", "outcome", "policy"],
+    "subscriptions": ["subscriber", "publication", "status", "generation", "reinit_requested_at",
+                      "reinit_reason"],
+    "queue_rejects": ["subscriber", "generation", "tran_id", "tran_seq", "command_seq", "article", "op",
+                      "row_key", "old_version", "new_version", "reason", "batch_id"],
+}
+SORT_KEYS = {
+    "conflicts": ("batch_id", "subscriber", "tran_id", "command_seq"),
+    "compensating_commands": ("batch_id", "subscriber", "seq"),
+    "transaction_outcomes": ("batch_id", "subscriber", "tran_id"),
+    "subscriptions": ("subscriber",),
+    "queue_rejects": ("batch_id", "subscriber", "tran_id", "command_seq", "reason"),
+}
+
+
+@dataclass
+class Scenario:
+    name: str
+    publication: Publication
+    subscribers: list[str]
+    steps: list[dict[str, Any]]
+
+
+def load_scenario(path: Path, policy: str | None = None) -> Scenario:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read scenario {path}: {exc}") from exc
+    return scenario_from_dict(data, Path(path).stem, policy)
+
+
+def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scenario:
+    if not isinstance(data, dict):
+        raise ConfigError(f"scenario {name}: must be a JSON object")
+    pub = dict(data)
+    if policy:
+        pub["policy"] = normalize_policy(policy)
+    publication = publication_from_dict(pub)
+    subscribers = [check_identifier(s, "subscriber") for s in data.get("subscribers", [])]
+    steps = data.get("steps", [])
+    if not isinstance(steps, list):
+        raise ConfigError(f"scenario {name}: steps must be a list")
+    known = {"publisher_rows", "publisher_change", "enqueue", "run", "reinitialize", "advance_clock"}
+    for i, step in enumerate(steps, 1):
+        if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in known:
+            raise ConfigError(f"scenario {name}: step {i} must be one of {sorted(known)}")
+    return Scenario(name, publication, subscribers, steps)
+
+
+class Backend(Protocol):
+    """What a replay needs from a queue-reader implementation."""
+
+    def put_publisher_rows(self, article: str, rows: list[dict]) -> None: ...
+    def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None: ...
+    def enqueue(self, queue_rows: list[dict]) -> None: ...
+    def run(self, batch_time: datetime) -> None: ...
+    def reinitialize(self, subscriber: str) -> None: ...
+    def generation_of(self, subscriber: str) -> int: ...
+    def outputs(self) -> dict[str, Any]: ...
+
+
+class ReferenceBackend:
+    def __init__(self, scenario: Scenario) -> None:
+        self.reader = ReferenceReader(scenario.publication)
+        for s in scenario.subscribers:
+            self.reader.add_subscription(s)
+
+    def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
+        for row in rows:
+            self.reader.put_row(article, row)
+
+    def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None:
+        if op == "D":
+            self.reader.delete_row(article, row)
+        else:
+            self.reader.put_row(article, {**row, "msrepl_tran_version": new_version})
+
+    def enqueue(self, queue_rows: list[dict]) -> None:
+        self.reader.queue.extend(queue_rows)
+
+    def run(self, batch_time: datetime) -> None:
+        self.reader.run(batch_time)
+
+    def reinitialize(self, subscriber: str) -> None:
+        self.reader.reinitialize(subscriber)
+
+    def generation_of(self, subscriber: str) -> int:
+        sub = self.reader.subscriptions.get(subscriber)
+        return sub.generation if sub else 0
+
+    def outputs(self) -> dict[str, Any]:
+        r = self.reader
+        return {
+            "publisher": {a: list(rows.values()) for a, rows in r.publisher.items()},
+            "conflicts": r.conflicts,
+            "compensating_commands": r.compensating_commands,
+            "transaction_outcomes": r.transaction_outcomes,
+            "subscriptions": [s.as_row() for s in r.subscriptions.values()],
+            "queue_rejects": r.queue_rejects,
+        }
+
+
+def queue_rows_for(scenario: Scenario, transactions: list[dict], clock: datetime, tran_seqs: dict[str, int],
+                   generation_of: Callable[[str], int]) -> list[dict]:
+    """Turn an `enqueue` step into queue rows, exactly as the capture trigger would write them.
+
+    Fields are taken as given (a scenario may hold malformed commands on purpose): only the
+    row_key is derived, from `key` (D) or `row` (I/U), when the article is known.
+    """
+    rows: list[dict] = []
+    for n, tran in enumerate(transactions):
+        sub = tran.get("subscriber")
+        tran_seqs[sub] = tran_seqs.get(sub, 0) + 1
+        enqueued_at = clock + timedelta(microseconds=n)
+        generation = tran.get("generation", generation_of(sub))
+        for seq, cmd in enumerate(tran.get("commands", []), 1):
+            article = scenario.publication.article(cmd.get("article"))
+            row = cmd.get("row")
+            key_source = cmd.get("key") if cmd.get("key") is not None else row
+            row_key = cmd.get("row_key")
+            if row_key is None and article is not None and isinstance(key_source, dict):
+                row_key = canonical_key(article, key_source)
+            new_row = cmd.get("new_row_text")
+            if new_row is None and row is not None:
+                new_row = dumps(row)
+            rows.append({
+                "subscriber": sub,
+                "generation": generation,
+                "tran_id": tran.get("tran_id"),
+                "tran_seq": tran_seqs[sub],
+                "command_seq": seq,
+                "article": cmd.get("article"),
+                "op": cmd.get("op"),
+                "row_key": row_key,
+                "old_version": cmd.get("old_version"),
+                "new_version": cmd.get("new_version"),
+                "new_row": new_row,
+                "old_row": None,
+                "enqueued_at": enqueued_at,
+            })
+    return rows
+
+
+def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
+    """Run the scenario's steps against a backend and return its outputs."""
+    clock = SCENARIO_EPOCH
+    tran_seqs: dict[str, int] = {}
+    for step in scenario.steps:
+        (kind, body), = step.items()
+        clock += timedelta(seconds=1)
+        if kind == "publisher_rows":
+            for article, rows in body.items():
+                backend.put_publisher_rows(article, rows)
+        elif kind == "publisher_change":
+            row = body.get("row") or body.get("key")
+            backend.publisher_change(body["article"], body["op"], row, body.get("new_version"))
+        elif kind == "enqueue":
+            backend.enqueue(queue_rows_for(scenario, body, clock, tran_seqs, backend.generation_of))
+        elif kind == "run":
+            backend.run(clock)
+        elif kind == "reinitialize":
+            backend.reinitialize(body["subscriber"])
+        elif kind == "advance_clock":
+            clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
+    return backend.outputs()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    return value
+
+
+def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str, list[dict]]:
+    """Contract columns only, row images parsed and typed, rows sorted: what replay writes."""
+    pub = scenario.publication
+    result: dict[str, list[dict]] = {}
+    for article in pub.articles:
+        rows = [normalize_row(article, r) for r in outputs["publisher"].get(article.name, [])]
+        result[f"publisher/{article.name}"] = sorted(
+            rows, key=lambda r: tuple((v is None, v) for v in (r[k] for k in article.key)))
+    for table in OUTPUT_TABLES:
+        rows = []
+        for raw in outputs[table]:
+            row = {c: _plain(raw.get(c)) for c in OUTPUT_COLUMNS[table]}
+            art = pub.article(row.get("article")) if "article" in row else None
+            for image in ("publisher_row", "subscriber_row", "row"):
+                if image in row:
+                    value = row[image]
+                    if isinstance(value, str):
+                        value = json.loads(value)
+                    row[image] = normalize_row(art, value) if (art and value is not None) else value
+            rows.append(row)
+        keys = SORT_KEYS[table]
+        result[table] = sorted(rows, key=lambda r: tuple((r[k] is None, str(r[k]) if r[k] is not None else "")
+                                                         if not isinstance(r[k], int) else (False, r[k])
+                                                         for k in keys))
+    return result
+
+
+def write_outputs(out_dir: Path, tables: dict[str, list[dict]]) -> None:
+    for name, rows in tables.items():
+        path = Path(out_dir) / f"{name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows))
+
+
+def replay_reference(paths: Iterable[Path], out_dir: Path, policy: str | None = None) -> list[Path]:
+    written = []
+    for path in paths:
+        scenario = load_scenario(path, policy)
+        tables = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
+        target = Path(out_dir) / scenario.name
+        write_outputs(target, tables)
+        written.append(target)
+    return written
