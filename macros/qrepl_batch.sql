@@ -14,12 +14,13 @@
 
 
 {% macro qrepl_batch_time() %}
-    {#- One timestamp for the whole run (dbt's run_started_at, UTC) unless the
-        qrepl_batch_time var pins it (scenario replay uses its own clock). -#}
-    {%- set pinned = var('qrepl_batch_time', '') -%}
+    {#- One timestamp for the whole run (dbt's run_started_at, UTC) unless the env var
+        QREPL_BATCH_TIME pins it (scenario replay runs on its own clock). Read only while
+        executing, so a new value does not make dbt re-parse the project. -#}
+    {%- set pinned = env_var('QREPL_BATCH_TIME', '') if execute else '' -%}
     {%- if pinned -%}
         {%- if not modules.re.match('^\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?$', pinned) -%}
-            {{ exceptions.raise_compiler_error("qrepl: qrepl_batch_time must look like 2026-01-31 12:00:00, got '" ~ pinned ~ "'") }}
+            {{ exceptions.raise_compiler_error("qrepl: QREPL_BATCH_TIME must look like 2026-01-31 12:00:00, got '" ~ pinned ~ "'") }}
         {%- endif -%}
         {{ return("cast('" ~ pinned ~ "' as timestamp)") }}
     {%- endif -%}

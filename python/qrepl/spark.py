@@ -98,6 +98,10 @@ def write_spark_conf_dir(state: Path | None = None) -> Path:
 def prepare_environment(state: Path | None = None) -> Path:
     state = state or state_dir()
     state.mkdir(parents=True, exist_ok=True)
+    os.environ["TZ"] = "UTC"  # Python's datetimes from Spark use the process zone; keep both UTC
+    import time
+
+    time.tzset()
     conf_dir = write_spark_conf_dir(state)
     os.environ["SPARK_CONF_DIR"] = str(conf_dir)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -1,0 +1,35 @@
+{% macro judge_command(op, state_exists, state_version, old_version) %}
+    {#- The judging table of DESIGN.md §5 as a SQL expression: null when the command is ok,
+        else its conflict type. `state_*` describe the row the command is judged against. -#}
+    case
+        when {{ op }} = 'U' and not {{ state_exists }} then 'update_missing'
+        when {{ op }} = 'U' and not ({{ state_version }} <=> {{ old_version }}) then 'update_update'
+        when {{ op }} = 'D' and not {{ state_exists }} then 'delete_missing'
+        when {{ op }} = 'D' and not ({{ state_version }} <=> {{ old_version }}) then 'delete_update'
+        when {{ op }} = 'I' and {{ state_exists }} then 'insert_exists'
+    end
+{%- endmacro %}
+
+
+{% macro conflict_type_code(conflict_type) %}
+    {#- SQL Server's conflict_type codes of the transactional conflict tables. -#}
+    case {{ conflict_type }}
+        when 'update_update' then 1
+        when 'update_missing' then 2
+        when 'delete_update' then 3
+        when 'delete_missing' then 4
+        when 'insert_exists' then 5
+    end
+{%- endmacro %}
+
+
+{% macro conflict_reason_text(conflict_type) %}
+    {#- One sentence per conflict type (qrepl.model.CONFLICT_REASONS holds the same text). -#}
+    case {{ conflict_type }}
+        when 'update_update' then 'The row was changed at the publisher or by another subscriber since the subscriber read it.'
+        when 'update_missing' then 'The subscriber updated a row that no longer exists at the publisher.'
+        when 'delete_update' then 'The subscriber deleted a row that was changed elsewhere.'
+        when 'delete_missing' then 'The subscriber deleted a row that was already deleted elsewhere.'
+        when 'insert_exists' then 'The subscriber inserted a row whose primary key already exists at the publisher.'
+    end
+{%- endmacro %}

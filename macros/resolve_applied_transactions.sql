@@ -1,0 +1,214 @@
+{% macro resolve_applied_transactions(transaction_rows, row_roots, policy, batch_id) %}
+    {#- Decides, set-based, which transactions of the batch the sequential reader would apply
+        under publisher_wins or publisher_wins_reinit. Returns the name of a cached temp view
+        with one `tran_pos` per applied transaction.
+
+        Each row's accepted commands form a chain from the publisher's version: a candidate
+        (transaction, row) is applied when the state before it matches what it expects, and
+        that state is whatever the last applied candidate left. `_qrepl_chain_reach` finds
+        every row's chain by pointer doubling (log2 of the chain length in passes).
+
+        Candidates of rejected transactions must be left out of the chains; a transaction can
+        be rejected by one row while matching on another (multi-row transactions), and under
+        publisher_wins_reinit everything after a subscriber's first conflict is rejected. The
+        outer loop finds the earliest transaction F whose rejection still disturbs a chain:
+        everything up to F is then exact, so the rejections up to F are fixed and the chains
+        recomputed. Batches without such coupling finish after the first pass. -#}
+    {%- set prefix = 'qrepl_resolve_' -%}
+    {%- do drop_resolve_views() -%}
+    {%- call statement('resolve_candidates', fetch_result=false) -%}
+        cache table {{ prefix }}candidates as
+        select tran_pos, subscriber, article, row_key, expects_absent, expected_version,
+            produces_absent, produced_version, has_own_write_conflict
+        from {{ transaction_rows }}
+        where batch_id = {{ batch_id }} and prejudged_outcome is null
+    {%- endcall -%}
+    {%- call statement('resolve_excluded_0', fetch_result=false) -%}
+        {#- A transaction that conflicts with its own writes is rejected whatever the publisher
+            holds; under reinit so is every later transaction of its subscriber. -#}
+        cache table {{ prefix }}excluded_0 as
+        with own_write_conflicts as (
+            select subscriber, min(tran_pos) as first_pos
+            from {{ prefix }}candidates
+            where has_own_write_conflict
+            group by subscriber
+        )
+        select distinct candidates.tran_pos
+        from {{ prefix }}candidates as candidates
+        inner join own_write_conflicts
+            on candidates.subscriber = own_write_conflicts.subscriber
+        where candidates.has_own_write_conflict
+            {%- if policy == 'publisher_wins_reinit' %}
+            or candidates.tran_pos >= own_write_conflicts.first_pos
+            {%- endif %}
+    {%- endcall -%}
+    {%- set ns = namespace(done=false, iteration=0) -%}
+    {%- for _ in range(1000000) if not ns.done -%}
+        {%- set i = ns.iteration -%}
+        {%- set on_chain = _qrepl_chain_reach(prefix ~ 'candidates', prefix ~ 'excluded_' ~ i, row_roots, prefix ~ 'pass' ~ i ~ '_') -%}
+        {%- call statement('resolve_tentative', fetch_result=false) -%}
+            cache table {{ prefix }}tentative_{{ i }} as
+            with live as (
+                select candidates.*
+                from {{ prefix }}candidates as candidates
+                left anti join {{ prefix }}excluded_{{ i }} as excluded
+                    on candidates.tran_pos = excluded.tran_pos
+            ),
+            flagged as (
+                select
+                    live.tran_pos,
+                    live.subscriber,
+                    max(on_chain.pos is null) as conflicts,
+                    max(on_chain.pos is not null) as touches_chain
+                from live
+                left join {{ on_chain }} as on_chain
+                    on live.article = on_chain.article
+                    and live.row_key = on_chain.row_key
+                    and live.tran_pos = on_chain.pos
+                group by live.tran_pos, live.subscriber
+            )
+            select
+                flagged.*,
+                {%- if policy == 'publisher_wins_reinit' %}
+                min(case when conflicts then tran_pos end) over (partition by subscriber) as subscriber_cut,
+                max(conflicts) over (
+                    partition by subscriber order by tran_pos
+                    rows between unbounded preceding and current row
+                ) as rejected
+                {%- else %}
+                cast(null as int) as subscriber_cut,
+                conflicts as rejected
+                {%- endif %}
+            from flagged
+        {%- endcall -%}
+        {%- set first_disturber = run_query(
+            'select min(tran_pos) from ' ~ prefix ~ 'tentative_' ~ i ~ ' where rejected and touches_chain'
+        ).rows[0][0] -%}
+        {%- if first_disturber is none -%}
+            {%- set ns.done = true -%}
+        {%- else -%}
+            {%- call statement('resolve_exclude', fetch_result=false) -%}
+                cache table {{ prefix }}excluded_{{ i + 1 }} as
+                select tran_pos from {{ prefix }}excluded_{{ i }}
+                union
+                select tran_pos from {{ prefix }}tentative_{{ i }}
+                where rejected and
+                {%- if policy == 'publisher_wins_reinit' %}
+                    subscriber_cut <= {{ first_disturber }} and tran_pos >= subscriber_cut
+                {%- else %}
+                    tran_pos <= {{ first_disturber }}
+                {%- endif %}
+            {%- endcall -%}
+            {%- set ns.iteration = i + 1 -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- call statement('resolve_applied', fetch_result=false) -%}
+        cache table {{ prefix }}applied as
+        select tran_pos from {{ prefix }}tentative_{{ ns.iteration }} where not rejected
+    {%- endcall -%}
+    {%- do log('qrepl: batch ' ~ batch_id ~ ' resolved in ' ~ (ns.iteration + 1) ~ ' pass(es)', info=false) -%}
+    {{ return(prefix ~ 'applied') }}
+{% endmacro %}
+
+
+{% macro _qrepl_chain_reach(candidates, excluded, row_roots, prefix) %}
+    {#- Every (article, row_key, pos) on its row's chain, pos 0 being the publisher's state.
+        next(a) is the first later candidate expecting what a leaves (a version is produced
+        once, so this is a join; the absent state is produced by many deletes, so the first
+        later insert is found with a window). The chain is the path from pos 0 along next(),
+        collected by pointer doubling. -#}
+    {%- call statement('chain_next', fetch_result=false) -%}
+        cache table {{ prefix }}next as
+        with nodes as (
+            select article, row_key, 0 as pos, cast(null as boolean) as expects_absent,
+                cast(null as string) as expected_version,
+                not root_exists as produces_absent, root_version as produced_version
+            from {{ row_roots }}
+            union all
+            select candidates.article, candidates.row_key, candidates.tran_pos as pos,
+                candidates.expects_absent, candidates.expected_version,
+                candidates.produces_absent, candidates.produced_version
+            from {{ candidates }} as candidates
+            left anti join {{ excluded }} as excluded
+                on candidates.tran_pos = excluded.tran_pos
+        ),
+        version_next as (
+            select producer.article, producer.row_key, producer.pos, min(consumer.pos) as next_pos
+            from nodes as producer
+            inner join nodes as consumer
+                on producer.article = consumer.article
+                and producer.row_key = consumer.row_key
+                and consumer.expected_version = producer.produced_version
+                and consumer.pos > producer.pos
+                and not consumer.expects_absent
+            where not producer.produces_absent
+            group by producer.article, producer.row_key, producer.pos
+        ),
+        insert_next as (
+            select article, row_key, pos, produces_absent,
+                min(case when expects_absent then pos end) over (
+                    partition by article, row_key order by pos
+                    rows between 1 following and unbounded following
+                ) as next_insert_pos
+            from nodes
+        )
+        select insert_next.article, insert_next.row_key, insert_next.pos,
+            case when insert_next.produces_absent then insert_next.next_insert_pos
+                else version_next.next_pos end as next_pos
+        from insert_next
+        left join version_next
+            on insert_next.article = version_next.article
+            and insert_next.row_key = version_next.row_key
+            and insert_next.pos = version_next.pos
+    {%- endcall -%}
+    {%- call statement('chain_reach_0', fetch_result=false) -%}
+        cache table {{ prefix }}reach_0 as
+        select article, row_key, pos from {{ prefix }}next where pos = 0
+    {%- endcall -%}
+    {%- call statement('chain_jump_0', fetch_result=false) -%}
+        cache table {{ prefix }}jump_0 as
+        select article, row_key, pos, next_pos from {{ prefix }}next where next_pos is not null
+    {%- endcall -%}
+    {%- set ns = namespace(done=false, k=0, reached=run_query('select count(*) from ' ~ prefix ~ 'reach_0').rows[0][0]) -%}
+    {%- for _ in range(64) if not ns.done -%}
+        {%- set k = ns.k -%}
+        {%- call statement('chain_reach', fetch_result=false) -%}
+            cache table {{ prefix }}reach_{{ k + 1 }} as
+            select article, row_key, pos from {{ prefix }}reach_{{ k }}
+            union
+            select jump.article, jump.row_key, jump.next_pos
+            from {{ prefix }}reach_{{ k }} as reach
+            inner join {{ prefix }}jump_{{ k }} as jump
+                on reach.article = jump.article and reach.row_key = jump.row_key and reach.pos = jump.pos
+        {%- endcall -%}
+        {%- set reached = run_query('select count(*) from ' ~ prefix ~ 'reach_' ~ (k + 1)).rows[0][0] -%}
+        {%- if reached == ns.reached -%}
+            {%- set ns.done = true -%}
+        {%- else -%}
+            {%- set ns.reached = reached -%}
+            {%- call statement('chain_jump', fetch_result=false) -%}
+                cache table {{ prefix }}jump_{{ k + 1 }} as
+                select first_hop.article, first_hop.row_key, first_hop.pos, second_hop.next_pos
+                from {{ prefix }}jump_{{ k }} as first_hop
+                inner join {{ prefix }}jump_{{ k }} as second_hop
+                    on first_hop.article = second_hop.article
+                    and first_hop.row_key = second_hop.row_key
+                    and first_hop.next_pos = second_hop.pos
+            {%- endcall -%}
+            {%- set ns.k = k + 1 -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(prefix ~ 'reach_' ~ (ns.k + 1)) }}
+{% endmacro %}
+
+
+{% macro drop_resolve_views() %}
+    {#- The resolution's cached temp views live in the session; free them (also run at the
+        start of a resolution, in case an earlier run stopped half way). -#}
+    {%- if execute -%}
+        {%- set views = run_query("show views like 'qrepl_resolve_*'") -%}
+        {%- for row in views.rows if row[2] -%}
+            {%- do run_query('drop view if exists ' ~ row[1]) -%}
+        {%- endfor -%}
+    {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,193 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+        tblproperties={'format-version': '2'},
+    )
+}}
+{#- One row per valid command of the batch, judged against the state it meets (DESIGN.md §5):
+    a transaction's first command on a row meets what the last applied transaction left there
+    (or the publisher's row before the batch), a later one meets the transaction's own write.
+    Carries the transaction's outcome and whether this command's conflict is logged. -#}
+{%- set publication = qrepl_config() -%}
+{%- set batch_id = qrepl_batch_id() -%}
+
+with
+
+int_queued_commands_sequenced as (
+
+    select * from {{ ref('int_queued_commands_sequenced') }}
+
+),
+
+int_transaction_rows as (
+
+    select * from {{ ref('int_transaction_rows') }}
+
+),
+
+int_row_roots as (
+
+    select * from {{ ref('int_row_roots') }}
+
+),
+
+int_transactions_resolved as (
+
+    select * from {{ ref('int_transactions_resolved') }}
+    where batch_id = {{ batch_id }}
+
+),
+
+row_states as (
+
+    select
+        article,
+        row_key,
+        0 as pos,
+        true as is_applied,
+        named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row) as state_after
+    from int_row_roots
+    union all
+    select
+        int_transaction_rows.article,
+        int_transaction_rows.row_key,
+        int_transaction_rows.tran_pos as pos,
+        int_transactions_resolved.is_applied,
+        named_struct(
+            'row_exists', not int_transaction_rows.produces_absent,
+            'version', int_transaction_rows.produced_version,
+            'row_image', int_transaction_rows.produced_row
+        ) as state_after
+    from int_transaction_rows
+    inner join int_transactions_resolved
+        on int_transaction_rows.tran_pos = int_transactions_resolved.tran_pos
+
+),
+
+state_before_transactions as (
+
+    select
+        article,
+        row_key,
+        pos as tran_pos,
+        last(case when is_applied then state_after end, true) over (
+            partition by article, row_key order by pos
+            rows between unbounded preceding and 1 preceding
+        ) as state_before
+    from row_states
+
+),
+
+commands_judged as (
+
+    select
+        commands.batch_id,
+        commands.tran_pos,
+        commands.subscriber,
+        commands.tran_id,
+        commands.command_seq,
+        commands.article,
+        commands.row_key,
+        commands.op,
+        commands.old_version,
+        commands.new_version,
+        commands.typed_row,
+        commands.step_on_row,
+        commands.prejudged_outcome,
+        resolved.is_applied,
+        case when commands.step_on_row = 1 then before.state_before.row_exists
+            else commands.previous_op <> 'D' end as met_row_exists,
+        case when commands.step_on_row = 1 then before.state_before.version
+            else commands.previous_new_version end as met_version,
+        case when commands.step_on_row = 1 then before.state_before.row_image
+            else commands.previous_typed_row end as met_row,
+        case
+            when commands.prejudged_outcome is not null then null
+            when commands.step_on_row = 1 then
+                {{ judge_command('commands.op', 'before.state_before.row_exists', 'before.state_before.version', 'commands.old_version') }}
+            else commands.own_write_conflict_type
+        end as conflict_type
+    from int_queued_commands_sequenced as commands
+    inner join int_transactions_resolved as resolved
+        on commands.tran_pos = resolved.tran_pos
+    left join state_before_transactions as before
+        on commands.article = before.article
+        and commands.row_key = before.row_key
+        and commands.tran_pos = before.tran_pos
+
+),
+
+transactions_judged as (
+
+    select
+        commands_judged.*,
+        max(conflict_type is not null) over (partition by tran_pos) as transaction_conflicts
+    from commands_judged
+
+),
+
+subscriber_cuts as (
+
+    select
+        transactions_judged.*,
+        min(case when transaction_conflicts then tran_pos end) over (partition by subscriber) as subscriber_cut
+    from transactions_judged
+
+),
+
+outcomes as (
+
+    select
+        subscriber_cuts.*,
+        '{{ publication.policy }}' as policy,
+        case
+            when prejudged_outcome is not null then prejudged_outcome
+            {%- if publication.policy == 'subscriber_wins' %}
+            when transaction_conflicts then 'applied_with_conflicts'
+            {%- elif publication.policy == 'publisher_wins_reinit' %}
+            when tran_pos >= subscriber_cut then 'rejected_reinit'
+            {%- else %}
+            when transaction_conflicts then 'rejected'
+            {%- endif %}
+            else 'applied'
+        end as outcome,
+        conflict_type is not null
+        {%- if publication.policy == 'publisher_wins_reinit' %}
+            and tran_pos = subscriber_cut
+        {%- endif %} as is_logged_conflict
+    from subscriber_cuts
+
+),
+
+final as (
+
+    select
+        batch_id,
+        tran_pos,
+        subscriber,
+        tran_id,
+        command_seq,
+        article,
+        row_key,
+        op,
+        old_version,
+        new_version,
+        typed_row,
+        step_on_row,
+        is_applied,
+        met_row_exists,
+        met_version,
+        met_row,
+        conflict_type,
+        is_logged_conflict,
+        outcome,
+        policy,
+        subscriber_cut
+    from outcomes
+    where {{ batch_not_yet_written(batch_id) }}
+
+)
+
+select * from final

@@ -1,0 +1,67 @@
+{#- Each valid command of the current batch with the effect of the previous command of the
+    same transaction on the same row: later commands on a row are judged against the
+    transaction's own write (DESIGN.md §5), which is known without looking at the publisher. -#}
+{%- set batch_id = qrepl_batch_id() -%}
+
+with
+
+int_batch_commands as (
+
+    select * from {{ ref('int_batch_commands') }}
+
+),
+
+int_batch_transactions as (
+
+    select * from {{ ref('int_batch_transactions') }}
+
+),
+
+batch_commands as (
+
+    select
+        int_batch_transactions.tran_pos,
+        int_batch_transactions.prejudged_outcome,
+        int_batch_commands.*
+    from int_batch_commands
+    inner join int_batch_transactions
+        on int_batch_commands.subscriber = int_batch_transactions.subscriber
+        and int_batch_commands.tran_id = int_batch_transactions.tran_id
+    where int_batch_commands.batch_id = {{ batch_id }} and int_batch_commands.reject_reason is null
+
+),
+
+sequenced as (
+
+    select
+        batch_commands.*,
+        row_number() over (
+            partition by tran_pos, article, row_key order by command_seq
+        ) as step_on_row,
+        row_number() over (
+            partition by tran_pos, article, row_key order by command_seq desc
+        ) as steps_after_on_row,
+        lag(op) over (partition by tran_pos, article, row_key order by command_seq) as previous_op,
+        lag(new_version) over (
+            partition by tran_pos, article, row_key order by command_seq
+        ) as previous_new_version,
+        lag(typed_row) over (
+            partition by tran_pos, article, row_key order by command_seq
+        ) as previous_typed_row
+    from batch_commands
+
+),
+
+with_own_write_conflicts as (
+
+    select
+        sequenced.*,
+        case
+            when step_on_row > 1 then
+                {{ judge_command('op', "previous_op <> 'D'", 'previous_new_version', 'old_version') }}
+        end as own_write_conflict_type
+    from sequenced
+
+)
+
+select * from with_own_write_conflicts

@@ -1,0 +1,71 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+        tblproperties={'format-version': '2'},
+        post_hook="{{ drop_resolve_views() }}",
+    )
+}}
+{#- One row per valid transaction of the batch: its processing position and whether the
+    sequential reader would apply it. Kept per batch so a rerun after a crash finishes the
+    batch as it was decided. -#}
+{%- set publication = qrepl_config() -%}
+{%- set batch_id = qrepl_batch_id() -%}
+{%- set resolving = execute and flags.WHICH in ['run', 'build'] -%}
+{%- if resolving and publication.policy != 'subscriber_wins' -%}
+    {%- set applied = resolve_applied_transactions(
+        ref('int_transaction_rows'), ref('int_row_roots'), publication.policy, batch_id
+    ) -%}
+{%- endif -%}
+
+with
+
+int_batch_transactions as (
+
+    select * from {{ ref('int_batch_transactions') }}
+
+),
+
+{%- if resolving and publication.policy != 'subscriber_wins' %}
+applied as (
+
+    select tran_pos from {{ applied }}
+
+),
+{%- else %}
+applied as (
+
+    select cast(null as int) as tran_pos where false
+
+),
+{%- endif %}
+
+resolved as (
+
+    select
+        int_batch_transactions.batch_id,
+        int_batch_transactions.subscriber,
+        int_batch_transactions.tran_id,
+        int_batch_transactions.tran_pos,
+        int_batch_transactions.generation,
+        int_batch_transactions.command_count,
+        int_batch_transactions.row_count,
+        int_batch_transactions.prejudged_outcome,
+        '{{ publication.policy }}' as policy,
+        case
+            when int_batch_transactions.prejudged_outcome is not null then false
+            {%- if publication.policy == 'subscriber_wins' %}
+            else true
+            {%- else %}
+            else applied.tran_pos is not null
+            {%- endif %}
+        end as is_applied
+    from int_batch_transactions
+    left join applied
+        on int_batch_transactions.tran_pos = applied.tran_pos
+    where {{ batch_not_yet_written(batch_id) }}
+
+)
+
+select * from resolved

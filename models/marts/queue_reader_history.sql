@@ -1,0 +1,85 @@
+{#- One row per queue-reader run (SQL Server's MSqreader_history). Written last: a batch
+    without its history row is unfinished and the next run completes it. -#}
+{%- set batch_id = qrepl_batch_id() -%}
+
+with
+
+transaction_outcomes as (
+
+    select * from {{ ref('transaction_outcomes') }} where batch_id = {{ batch_id }}
+
+),
+
+int_queued_commands_judged as (
+
+    select * from {{ ref('int_queued_commands_judged') }} where batch_id = {{ batch_id }}
+
+),
+
+conflicts as (
+
+    select * from {{ ref('conflicts') }} where batch_id = {{ batch_id }}
+
+),
+
+queue_rejects as (
+
+    select * from {{ ref('queue_rejects') }} where batch_id = {{ batch_id }}
+
+),
+
+publisher_changes as (
+
+    select * from {{ ref('publisher_changes') }} where batch_id = {{ batch_id }}
+
+),
+
+compensating_commands as (
+
+    select * from {{ ref('compensating_commands') }} where batch_id = {{ batch_id }}
+
+),
+
+counts as (
+
+    select
+        (select count(*) from transaction_outcomes) as transactions_processed,
+        (select count(*) from int_queued_commands_judged) as commands_processed,
+        (select count(*) from conflicts) as conflicts,
+        (select count(*) from transaction_outcomes where outcome in ('rejected', 'rejected_reinit')) as rejected,
+        (select count(*) from queue_rejects) as quarantined,
+        (select count(*) from publisher_changes) as publisher_rows_changed,
+        (select count(*) from compensating_commands) as compensating_commands
+
+),
+
+final as (
+
+    select
+        {{ batch_id }} as batch_id,
+        {{ qrepl_batch_time() }} as started_at,
+        current_timestamp() as finished_at,
+        'succeeded' as status,
+        transactions_processed,
+        commands_processed,
+        conflicts,
+        rejected,
+        quarantined,
+        publisher_rows_changed,
+        compensating_commands,
+        round(
+            commands_processed
+            / greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
+            * 1000000, 3
+        ) as delivery_rate,
+        round(
+            transactions_processed
+            / greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
+            * 1000000, 3
+        ) as transaction_rate
+    from counts
+    where {{ batch_not_yet_written(batch_id) }}
+
+)
+
+select * from final

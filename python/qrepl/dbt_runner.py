@@ -1,0 +1,52 @@
+"""dbt invoked in-process (STACK.md §2): dbt-spark's session method reuses our SparkSession."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+from .spark import PROJECT_DIR, get_spark
+
+
+class DbtError(RuntimeError):
+    pass
+
+
+def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None) -> object:
+    """Run one dbt command on the embedded `local` target against `schema`."""
+    get_spark()  # the session dbt-spark's getOrCreate() will return
+    os.environ["QREPL_SCHEMA"] = schema
+    os.environ.setdefault("QREPL_TARGET", "local")
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    from dbt.cli.main import dbtRunner
+
+    cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR / "profiles")]
+    if extra_vars:
+        cmd += ["--vars", json.dumps(extra_vars)]
+    if quiet:
+        cmd = ["--quiet", "--log-format", "text"] + cmd
+    res = dbtRunner().invoke(cmd)
+    if not res.success:
+        detail = ""
+        if res.exception is not None:
+            detail = str(res.exception).strip().splitlines()[-1] if str(res.exception).strip() else repr(res.exception)
+        elif res.result is not None:
+            try:
+                failed = [r for r in res.result if getattr(r, "status", None) not in ("success", "pass", None)]
+                if failed:
+                    detail = f"{failed[0].node.name}: {(failed[0].message or '').strip().splitlines()[-1] if failed[0].message else failed[0].status}"
+            except TypeError:
+                pass
+        raise DbtError(f"dbt {args[0]} failed{': ' + detail if detail else ''}")
+    return res
+
+
+def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True) -> object:
+    """One queue-reader run: `dbt run` of the whole project."""
+    os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
+    try:
+        return dbt_invoke(["run"], schema, quiet=quiet)
+    finally:
+        os.environ.pop("QREPL_BATCH_TIME", None)

@@ -1,0 +1,214 @@
+"""Publisher-side tables written by the Python layer: config, queue, subscriptions, articles.
+
+Identifiers are validated before they reach SQL; values always travel in DataFrames (temp
+views as MERGE sources), never in SQL text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import datetime
+from typing import Any, Iterable
+
+from .model import Article, ConfigError, Publication, check_identifier, normalize_row
+
+ICEBERG_PROPS = (
+    "'format-version'='2', 'write.delete.mode'='merge-on-read', "
+    "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
+)
+
+QUEUE_SCHEMA = (
+    "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, "
+    "article STRING, op STRING, row_key STRING, old_version STRING, new_version STRING, "
+    "new_row STRING, old_row STRING, enqueued_at TIMESTAMP"
+)
+SUBSCRIPTIONS_SCHEMA = (
+    "subscriber STRING, publication STRING, status STRING, generation INT, "
+    "reinit_requested_at TIMESTAMP, reinit_reason STRING"
+)
+PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days INT, centralized_conflicts BOOLEAN"
+ARTICLES_SCHEMA = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
+
+_view_ids = itertools.count()
+
+
+def new_version() -> str:
+    return str(uuid.uuid4())
+
+
+class Warehouse:
+    """The publisher's tables in one schema of the session catalog."""
+
+    def __init__(self, spark, schema: str) -> None:
+        self.spark = spark
+        self.schema = check_identifier(schema, "schema")
+
+    def table(self, name: str) -> str:
+        return f"{self.schema}.{check_identifier(name, 'table')}"
+
+    def exists(self, name: str) -> bool:
+        return self.spark.catalog.tableExists(self.table(name))
+
+    def _create(self, name: str, ddl: str) -> None:
+        self.spark.sql(f"create table if not exists {self.table(name)} ({ddl}) using iceberg tblproperties ({ICEBERG_PROPS})")
+
+    def _temp_view(self, rows: list[dict], ddl: str) -> str:
+        name = f"qrepl_values_{next(_view_ids)}"
+        self.spark.createDataFrame(rows, ddl).createOrReplaceTempView(name)
+        return name
+
+    # -- setup ------------------------------------------------------------------------------
+    def ensure_base_tables(self) -> None:
+        self.spark.sql(f"create database if not exists {self.schema}")
+        self._create("replication_queue", QUEUE_SCHEMA)
+        self._create("subscriptions", SUBSCRIPTIONS_SCHEMA)
+        self._create("qrepl_publication", PUBLICATION_SCHEMA)
+        self._create("qrepl_articles", ARTICLES_SCHEMA)
+
+    def drop_schema(self) -> None:
+        if self.spark.catalog.databaseExists(self.schema):
+            for t in self.spark.catalog.listTables(self.schema):
+                if not t.isTemporary:
+                    kind = "view" if t.tableType == "VIEW" else "table"
+                    self.spark.sql(f"drop {kind} if exists {self.schema}.{check_identifier(t.name, 'table')}"
+                                   + (" purge" if kind == "table" else ""))
+            self.spark.sql(f"drop database if exists {self.schema} cascade")
+
+    def read_publication(self) -> Publication | None:
+        if not self.exists("qrepl_publication"):
+            return None
+        rows = self.spark.table(self.table("qrepl_publication")).collect()
+        if not rows:
+            return None
+        p = rows[0]
+        articles = [
+            Article(a.article, tuple(a.key_columns), dict(zip(a.column_names, a.column_types)))
+            for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect()
+        ]
+        return Publication(p.publication, p.policy, p.conflict_retention_days, p.centralized_conflicts, articles)
+
+    def write_publication(self, pub: Publication) -> None:
+        """Create or update the publication: config rows, and a table per article."""
+        self.ensure_base_tables()
+        existing = self.read_publication()
+        if existing and existing.policy != pub.policy and self.subscription_count() > 0:
+            raise ConfigError(
+                f"publication {existing.name} has subscriptions: its policy cannot change from "
+                f"{existing.policy} to {pub.policy} (drop the subscriptions first)")
+        if existing and existing.name != pub.name:
+            raise ConfigError(f"schema {self.schema} already holds publication {existing.name}")
+        for article in pub.articles:
+            cols = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
+            self._create(article.name, f"{cols}, msrepl_tran_version STRING")
+        self.spark.createDataFrame(
+            [(pub.name, pub.policy, pub.conflict_retention_days, pub.centralized_conflicts)], PUBLICATION_SCHEMA
+        ).writeTo(self.table("qrepl_publication")).overwritePartitions()
+        self.spark.createDataFrame(
+            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values())) for i, a in enumerate(pub.articles)],
+            ARTICLES_SCHEMA,
+        ).writeTo(self.table("qrepl_articles")).overwritePartitions()
+
+    def set_policy(self, policy: str) -> Publication:
+        pub = self.require_publication()
+        pub.policy = policy
+        self.write_publication(pub)
+        return pub
+
+    def require_publication(self) -> Publication:
+        pub = self.read_publication()
+        if pub is None:
+            raise ConfigError(f"no publication in schema {self.schema}: run `qrepl publication create` first")
+        return pub
+
+    # -- subscriptions ------------------------------------------------------------------------
+    def subscription_count(self) -> int:
+        return self.spark.table(self.table("subscriptions")).count() if self.exists("subscriptions") else 0
+
+    def subscriptions(self) -> list[dict]:
+        return [r.asDict() for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()]
+
+    def subscription(self, subscriber: str) -> dict | None:
+        rows = self.spark.table(self.table("subscriptions")).where(f"subscriber = '{check_identifier(subscriber, 'subscriber')}'").collect()
+        return rows[0].asDict() if rows else None
+
+    def add_subscription(self, subscriber: str) -> None:
+        pub = self.require_publication()
+        check_identifier(subscriber, "subscriber")
+        if self.subscription(subscriber):
+            raise ConfigError(f"subscriber {subscriber} is already subscribed to {pub.name}")
+        self.spark.createDataFrame(
+            [(subscriber, pub.name, "active", 0, None, None)], SUBSCRIPTIONS_SCHEMA
+        ).writeTo(self.table("subscriptions")).append()
+
+    def drop_subscription(self, subscriber: str) -> None:
+        if not self.subscription(subscriber):
+            raise ConfigError(f"no subscription for subscriber {subscriber}")
+        view = self._temp_view([{"subscriber": subscriber}], "subscriber STRING")
+        self.spark.sql(f"delete from {self.table('subscriptions')} where subscriber in (select subscriber from {view})")
+
+    def update_subscription(self, subscriber: str, status: str, generation: int,
+                            requested_at: datetime | None, reason: str | None) -> None:
+        view = self._temp_view([(subscriber, status, generation, requested_at, reason)],
+                               "subscriber STRING, status STRING, generation INT, reinit_requested_at TIMESTAMP, reinit_reason STRING")
+        self.spark.sql(f"""
+            merge into {self.table('subscriptions')} as target using {view} as source
+            on target.subscriber = source.subscriber
+            when matched then update set target.status = source.status, target.generation = source.generation,
+                target.reinit_requested_at = source.reinit_requested_at, target.reinit_reason = source.reinit_reason
+        """)
+
+    # -- publisher rows -----------------------------------------------------------------------
+    def article(self, name: str) -> Article:
+        pub = self.require_publication()
+        article = pub.article(name)
+        if article is None:
+            raise ConfigError(f"unknown article {name!r} (publication {pub.name} has {', '.join(a.name for a in pub.articles)})")
+        return article
+
+    def _article_ddl(self, article: Article) -> str:
+        return ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items()) + ", msrepl_tran_version STRING"
+
+    def upsert_rows(self, article_name: str, rows: Iterable[dict[str, Any]]) -> None:
+        article = self.article(article_name)
+        typed = []
+        for row in rows:
+            norm = normalize_row(article, row)
+            typed.append(tuple(norm[c] for c in article.columns) + (norm["msrepl_tran_version"],))
+        if not typed:
+            return
+        view = self._temp_view(typed, self._article_ddl(article))
+        on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
+        self.spark.sql(f"merge into {self.table(article.name)} as target using {view} as source on {on} "
+                       f"when matched then update set * when not matched then insert *")
+
+    def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]]) -> None:
+        article = self.article(article_name)
+        key_ddl = ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key)
+        rows = [tuple(normalize_row(article, k)[c] for c in article.key) for k in keys]
+        if not rows:
+            return
+        view = self._temp_view(rows, key_ddl)
+        on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
+        self.spark.sql(f"merge into {self.table(article.name)} as target using {view} as source on {on} "
+                       f"when matched then delete")
+
+    def publisher_rows(self, article_name: str) -> list[dict]:
+        return [r.asDict() for r in self.spark.table(self.table(self.article(article_name).name)).collect()]
+
+    # -- queue ------------------------------------------------------------------------------
+    def append_queue(self, rows: list[dict]) -> None:
+        """One atomic Iceberg commit: a transaction's commands are never partly visible."""
+        if not rows:
+            return
+        cols = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
+        self.spark.createDataFrame([tuple(r.get(c) for c in cols) for r in rows], QUEUE_SCHEMA) \
+            .writeTo(self.table("replication_queue")).append()
+
+    def rows_of(self, table: str, order_by: str | None = None) -> list[dict]:
+        if not self.exists(table):
+            return []
+        df = self.spark.table(self.table(table))
+        if order_by:
+            df = df.orderBy(*order_by.split(","))
+        return [r.asDict(recursive=True) for r in df.collect()]
