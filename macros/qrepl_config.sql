@@ -29,16 +29,17 @@ qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publicati
         'centralized_conflicts': row[3],
     }) -%}
     {%- set articles = run_query(
-        'select article, key_columns, column_names, column_types from '
+        'select article, to_json(key_columns), to_json(column_names), to_json(column_types) from '
         ~ qrepl_relation('qrepl_articles') ~ ' order by ordinal'
     ) -%}
     {%- for a in articles.rows -%}
+        {%- set column_types = fromjson(a[3]) -%}
         {%- set columns = [] -%}
-        {%- for name in a[2] -%}
-            {%- do columns.append((_qrepl_identifier(name, 'column'), _qrepl_type(a[3][loop.index0]))) -%}
+        {%- for name in fromjson(a[2]) -%}
+            {%- do columns.append((_qrepl_identifier(name, 'column'), _qrepl_type(column_types[loop.index0]))) -%}
         {%- endfor -%}
         {%- set keys = [] -%}
-        {%- for k in a[1] -%}
+        {%- for k in fromjson(a[1]) -%}
             {%- do keys.append(_qrepl_identifier(k, 'key column')) -%}
         {%- endfor -%}
         {%- do config['articles'].append({

@@ -14,10 +14,10 @@
         outer loop finds the earliest transaction F whose rejection still disturbs a chain:
         everything up to F is then exact, so the rejections up to F are fixed and the chains
         recomputed. Batches without such coupling finish after the first pass. -#}
-    {%- set prefix = 'qrepl_resolve_' -%}
+    {%- set prefix = target.schema ~ '.qrepl_resolve_b' ~ batch_id ~ '_' -%}
     {%- do drop_resolve_views() -%}
     {%- call statement('resolve_candidates', fetch_result=false) -%}
-        cache table {{ prefix }}candidates as
+        create table {{ prefix }}candidates using parquet as
         select tran_pos, subscriber, article, row_key, expects_absent, expected_version,
             produces_absent, produced_version, has_own_write_conflict
         from {{ transaction_rows }}
@@ -26,7 +26,7 @@
     {%- call statement('resolve_excluded_0', fetch_result=false) -%}
         {#- A transaction that conflicts with its own writes is rejected whatever the publisher
             holds; under reinit so is every later transaction of its subscriber. -#}
-        cache table {{ prefix }}excluded_0 as
+        create table {{ prefix }}excluded_0 using parquet as
         with own_write_conflicts as (
             select subscriber, min(tran_pos) as first_pos
             from {{ prefix }}candidates
@@ -43,11 +43,13 @@
             {%- endif %}
     {%- endcall -%}
     {%- set ns = namespace(done=false, iteration=0) -%}
-    {%- for _ in range(1000000) if not ns.done -%}
+    {#- at most one pass per transaction of the batch; two nested ranges stay under Jinja's range limit -#}
+    {%- for _outer in range(1000) if not ns.done -%}
+    {%- for _ in range(1000) if not ns.done -%}
         {%- set i = ns.iteration -%}
         {%- set on_chain = _qrepl_chain_reach(prefix ~ 'candidates', prefix ~ 'excluded_' ~ i, row_roots, prefix ~ 'pass' ~ i ~ '_') -%}
         {%- call statement('resolve_tentative', fetch_result=false) -%}
-            cache table {{ prefix }}tentative_{{ i }} as
+            create table {{ prefix }}tentative_{{ i }} using parquet as
             with live as (
                 select candidates.*
                 from {{ prefix }}candidates as candidates
@@ -88,7 +90,7 @@
             {%- set ns.done = true -%}
         {%- else -%}
             {%- call statement('resolve_exclude', fetch_result=false) -%}
-                cache table {{ prefix }}excluded_{{ i + 1 }} as
+                create table {{ prefix }}excluded_{{ i + 1 }} using parquet as
                 select tran_pos from {{ prefix }}excluded_{{ i }}
                 union
                 select tran_pos from {{ prefix }}tentative_{{ i }}
@@ -102,8 +104,9 @@
             {%- set ns.iteration = i + 1 -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- endfor -%}
     {%- call statement('resolve_applied', fetch_result=false) -%}
-        cache table {{ prefix }}applied as
+        create table {{ prefix }}applied using parquet as
         select tran_pos from {{ prefix }}tentative_{{ ns.iteration }} where not rejected
     {%- endcall -%}
     {%- do log('qrepl: batch ' ~ batch_id ~ ' resolved in ' ~ (ns.iteration + 1) ~ ' pass(es)', info=false) -%}
@@ -118,7 +121,7 @@
         later insert is found with a window). The chain is the path from pos 0 along next(),
         collected by pointer doubling. -#}
     {%- call statement('chain_next', fetch_result=false) -%}
-        cache table {{ prefix }}next as
+        create table {{ prefix }}next using parquet as
         with nodes as (
             select article, row_key, 0 as pos, cast(null as boolean) as expects_absent,
                 cast(null as string) as expected_version,
@@ -162,18 +165,18 @@
             and insert_next.pos = version_next.pos
     {%- endcall -%}
     {%- call statement('chain_reach_0', fetch_result=false) -%}
-        cache table {{ prefix }}reach_0 as
+        create table {{ prefix }}reach_0 using parquet as
         select article, row_key, pos from {{ prefix }}next where pos = 0
     {%- endcall -%}
     {%- call statement('chain_jump_0', fetch_result=false) -%}
-        cache table {{ prefix }}jump_0 as
+        create table {{ prefix }}jump_0 using parquet as
         select article, row_key, pos, next_pos from {{ prefix }}next where next_pos is not null
     {%- endcall -%}
     {%- set ns = namespace(done=false, k=0, reached=run_query('select count(*) from ' ~ prefix ~ 'reach_0').rows[0][0]) -%}
     {%- for _ in range(64) if not ns.done -%}
         {%- set k = ns.k -%}
         {%- call statement('chain_reach', fetch_result=false) -%}
-            cache table {{ prefix }}reach_{{ k + 1 }} as
+            create table {{ prefix }}reach_{{ k + 1 }} using parquet as
             select article, row_key, pos from {{ prefix }}reach_{{ k }}
             union
             select jump.article, jump.row_key, jump.next_pos
@@ -187,7 +190,7 @@
         {%- else -%}
             {%- set ns.reached = reached -%}
             {%- call statement('chain_jump', fetch_result=false) -%}
-                cache table {{ prefix }}jump_{{ k + 1 }} as
+                create table {{ prefix }}jump_{{ k + 1 }} using parquet as
                 select first_hop.article, first_hop.row_key, first_hop.pos, second_hop.next_pos
                 from {{ prefix }}jump_{{ k }} as first_hop
                 inner join {{ prefix }}jump_{{ k }} as second_hop
@@ -203,12 +206,13 @@
 
 
 {% macro drop_resolve_views() %}
-    {#- The resolution's cached temp views live in the session; free them (also run at the
-        start of a resolution, in case an earlier run stopped half way). -#}
+    {#- The resolution's work tables (small parquet tables: materialized, so the doubling's
+        plans do not nest); dropped after the resolution and before a new one, in case an
+        earlier run stopped half way. -#}
     {%- if execute -%}
-        {%- set views = run_query("show views like 'qrepl_resolve_*'") -%}
-        {%- for row in views.rows if row[2] -%}
-            {%- do run_query('drop view if exists ' ~ row[1]) -%}
+        {%- set tables = run_query("show tables in " ~ target.schema ~ " like 'qrepl_resolve_*'") -%}
+        {%- for row in tables.rows if not row[2] -%}
+            {%- do run_query('drop table if exists ' ~ target.schema ~ '.' ~ row[1] ~ ' purge') -%}
         {%- endfor -%}
     {%- endif -%}
 {% endmacro %}

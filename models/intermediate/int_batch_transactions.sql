@@ -37,7 +37,13 @@ ordered as (
 
     select
         batch_transactions.*,
-        row_number() over (order by enqueued_at, subscriber, tran_seq, tran_id) as tran_pos,
+        row_number() over (
+            order by
+                batch_transactions.enqueued_at,
+                batch_transactions.subscriber,
+                batch_transactions.tran_seq,
+                batch_transactions.tran_id
+        ) as tran_pos,
         case
             when batch_transactions.generation < stg_subscriptions.generation then 'rejected_reinit'
             when stg_subscriptions.status = 'reinit_pending' then 'rejected_reinit'

@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#- One row per publisher row the current batch touches, with the publisher's state before
     the batch: the start of every row's chain. -#}
 

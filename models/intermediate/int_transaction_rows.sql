@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#- One row per (transaction, publisher row) of the current batch: what the transaction expects
     of the row when it first touches it, what it leaves there, and whether it already
     conflicts with its own writes. These are the candidates the resolution chains. -#}

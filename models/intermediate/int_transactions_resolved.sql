@@ -10,14 +10,16 @@
 {#- One row per valid transaction of the batch: its processing position and whether the
     sequential reader would apply it. Kept per batch so a rerun after a crash finishes the
     batch as it was decided. -#}
-{%- set publication = qrepl_config() -%}
+-- depends_on: {{ ref('int_transaction_rows') }}
+-- depends_on: {{ ref('int_row_roots') }}
+{% set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set resolving = execute and flags.WHICH in ['run', 'build'] -%}
 {%- if resolving and publication.policy != 'subscriber_wins' -%}
     {%- set applied = resolve_applied_transactions(
         ref('int_transaction_rows'), ref('int_row_roots'), publication.policy, batch_id
     ) -%}
-{%- endif -%}
+{%- endif %}
 
 with
 

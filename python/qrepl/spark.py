@@ -81,6 +81,9 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
+        # the resolution caches small temp views; storing their analyzed plans keeps each
+        # later query from re-resolving (and reloading) every Iceberg table underneath
+        "spark.sql.legacy.storeAnalyzedPlanForView": "true",
     }
 
 
