@@ -1,0 +1,146 @@
+"""Subscriber side: change a replica and enqueue the change, as a trigger would (DESIGN.md §6).
+
+A transaction's commands reach the queue in one Iceberg append, so a partial transaction is
+never visible to the queue reader. The subscriber identity and generation come from the
+subscription, never from the change data.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row
+from .warehouse import Warehouse, new_version
+
+
+def replica_schema(warehouse: Warehouse, subscriber: str) -> str:
+    return f"{warehouse.schema}__{check_identifier(subscriber, 'subscriber')}"
+
+
+class Replica:
+    """A subscriber's copy of the publication's articles (its own schema)."""
+
+    def __init__(self, warehouse: Warehouse, subscriber: str) -> None:
+        self.subscriber = subscriber
+        self.wh = Warehouse(warehouse.spark, replica_schema(warehouse, subscriber))
+        self.publisher = warehouse
+
+    def snapshot_from_publisher(self) -> None:
+        """Replace the replica with the publisher's current rows (initial sync, reinitialization)."""
+        spark = self.wh.spark
+        spark.sql(f"create database if not exists {self.wh.schema}")
+        pub = self.publisher.require_publication()
+        for article in pub.articles:
+            spark.sql(f"create or replace table {self.wh.table(article.name)} using iceberg "
+                      f"as select * from {self.publisher.table(article.name)}")
+
+    def row(self, article: str, key_values: dict[str, Any]) -> dict | None:
+        a = self.publisher.article(article)
+        key = canonical_key(a, key_values)
+        for r in self.wh.spark.table(self.wh.table(a.name)).collect():
+            d = r.asDict()
+            if canonical_key(a, d) == key:
+                return d
+        return None
+
+    def rows(self, article: str) -> list[dict]:
+        return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]
+
+
+class Transaction:
+    def __init__(self, subscriber: "Subscriber") -> None:
+        self.sub = subscriber
+        self.commands: list[dict] = []
+        self.pending: dict[tuple[str, str], dict | None] = {}
+
+    def _current(self, article: str, key: str, key_values: dict) -> dict | None:
+        if (article, key) in self.pending:
+            return self.pending[(article, key)]
+        return self.sub.replica.row(article, key_values)
+
+    def _command(self, article_name: str, op: str, key_values: dict, new_row: dict | None) -> str | None:
+        article = self.sub.warehouse.article(article_name)
+        key = canonical_key(article, key_values)
+        if key is None:
+            raise ConfigError(f"{article_name}: the key {list(article.key)} is missing or mistyped in {key_values}")
+        current = self._current(article.name, key, key_values)
+        if op in ("U", "D") and current is None:
+            raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
+        if op == "I" and current is not None:
+            raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
+        version = new_version() if op != "D" else None
+        image = None
+        if new_row is not None:
+            image = normalize_row(article, {**new_row, "msrepl_tran_version": version})
+        self.commands.append({
+            "article": article.name, "op": op, "row_key": key,
+            "old_version": current["msrepl_tran_version"] if current else None,
+            "new_version": version,
+            "new_row": dumps({c: image[c] for c in article.columns}) if image else None,
+            "old_row": dumps({c: current[c] for c in article.columns}) if current else None,
+        })
+        self.pending[(article.name, key)] = image
+        return version
+
+    def insert(self, article: str, row: dict[str, Any]) -> str | None:
+        return self._command(article, "I", row, row)
+
+    def update(self, article: str, key: dict[str, Any], changes: dict[str, Any]) -> str | None:
+        a = self.sub.warehouse.article(article)
+        current = self._current(a.name, canonical_key(a, key) or "", key) or {}
+        return self._command(article, "U", key, {**current, **changes, **key})
+
+    def delete(self, article: str, key: dict[str, Any]) -> None:
+        self._command(article, "D", key, None)
+
+
+class Subscriber:
+    """Capture API of one subscription: `with sub.transaction() as t: t.update(...)`."""
+
+    def __init__(self, warehouse: Warehouse, name: str) -> None:
+        self.warehouse = warehouse
+        self.name = check_identifier(name, "subscriber")
+        if warehouse.subscription(name) is None:
+            raise ConfigError(f"no subscription for subscriber {name}: run `qrepl subscription add {name}` first")
+        self.replica = Replica(warehouse, name)
+
+    def _next_tran_seq(self) -> int:
+        spark = self.warehouse.spark
+        row = spark.table(self.warehouse.table("replication_queue")).where(
+            spark.table(self.warehouse.table("replication_queue")).subscriber == self.name
+        ).agg({"tran_seq": "max"}).collect()[0][0]
+        return (row or 0) + 1
+
+    @contextmanager
+    def transaction(self, tran_id: str | None = None) -> Iterator[Transaction]:
+        tran = Transaction(self)
+        yield tran
+        if not tran.commands:
+            return
+        sub = self.warehouse.subscription(self.name)
+        seq = self._next_tran_seq()
+        tran_id = tran_id or f"{self.name}-{seq}"
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
+                 "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
+        # the queue append is the commit point; the replica follows it
+        replica = ReplicaWarehouse(self.warehouse, self.replica.wh.schema)
+        for (article, key), image in tran.pending.items():
+            if image is None:
+                replica.delete_rows(article, [json.loads(key)])
+            else:
+                replica.upsert_rows(article, [image])
+
+
+class ReplicaWarehouse(Warehouse):
+    """Replica tables in the subscriber's schema, typed by the publisher's articles."""
+
+    def __init__(self, publisher: Warehouse, schema: str) -> None:
+        super().__init__(publisher.spark, schema)
+        self.publisher = publisher
+
+    def require_publication(self):
+        return self.publisher.require_publication()

@@ -1,0 +1,177 @@
+"""qrepl command line: parses, calls a service, prints. Errors are one line and exit 1."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .model import ConfigError
+
+
+class QreplGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (ConfigError, RuntimeError) as exc:
+            click.echo(f"qrepl: error: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", err=True)
+            sys.exit(1)
+
+
+def _echo(msg: str) -> None:
+    click.echo(msg, err=False)
+
+
+@click.group(cls=QreplGroup)
+def main() -> None:
+    """qrepl: queued updating subscriptions (SQL Server) on dbt + Spark + Iceberg.
+
+    \b
+    Example:
+      qrepl demo                      # the whole loop on the embedded Spark
+      qrepl replay scenarios/*.json --out out/ --reference
+    """
+
+
+@main.command()
+@click.option("--schema", default="qrepl_demo", show_default=True, help="Schema the demo resets and uses.")
+def demo(schema: str) -> None:
+    """Run the full loop: publication, three subscribers, captured changes, queue reader,
+    compensations, and a summary of outcomes and conflicts.
+
+    \b
+    Example:
+      qrepl demo
+    """
+    from .demo import run_demo
+
+    run_demo(schema, echo=_echo)
+
+
+@main.command()
+@click.option("--schema", default=None, help="Publisher schema (default: $QREPL_SCHEMA or qrepl).")
+def run(schema: str | None) -> None:
+    """Run the queue reader once (dbt run on the embedded Spark).
+
+    \b
+    Example:
+      qrepl run --schema qrepl_demo
+    """
+    from .service import run_reader
+
+    h = run_reader(schema, echo=_echo)
+    _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
+          f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
+
+
+@main.command()
+@click.option("--schema", default=None, help="Publisher schema.")
+@click.option("--article", default=None, help="Only this article.")
+@click.option("--subscriber", default=None, help="Only this subscriber.")
+@click.option("--type", "conflict_type", default=None, help="Only this conflict type, e.g. update_update.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for scripts.")
+def conflicts(schema, article, subscriber, conflict_type, as_json) -> None:
+    """List conflicts with the winning and losing rows.
+
+    \b
+    Example:
+      qrepl conflicts --schema qrepl_demo --subscriber south
+    """
+    from .service import list_conflicts
+
+    rows = list_conflicts(schema, article, subscriber, conflict_type)
+    for c in rows:
+        if as_json:
+            _echo(json.dumps(c, default=str, sort_keys=True))
+        else:
+            _echo(f"{c['detected_at']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
+                  f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}")
+    if not as_json:
+        _echo(f"{len(rows)} conflict(s)")
+
+
+@main.command()
+@click.option("--schema", default=None, help="Publisher schema.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for index.html.")
+def viewer(schema, out_dir) -> None:
+    """Write the static HTML conflict viewer (filters, side-by-side rows, charts).
+
+    \b
+    Example:
+      qrepl viewer --schema qrepl_demo --out out/viewer
+    """
+    from .service import list_conflicts
+    from .viewer import render_viewer
+
+    _echo(str(render_viewer(list_conflicts(schema), out_dir)))
+
+
+@main.command()
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output folder.")
+@click.option("--policy", default=None, help="Override the scenarios' policy (also 'pub wins', ...).")
+@click.option("--reference", is_flag=True, help="Use the sequential reference instead of Spark + dbt.")
+def replay(scenarios, out_dir, policy, reference) -> None:
+    """Replay scenario files; writes OUT/<scenario stem>/ (DESIGN.md §7).
+
+    \b
+    Example:
+      qrepl replay scenarios/*.json --out out/spark
+      qrepl replay scenarios/*.json --out out/ref --reference && diff -r out/ref out/spark
+    """
+    from .replay import replay as do_replay
+
+    for path in do_replay(list(scenarios), out_dir, policy, reference, progress=_echo):
+        _echo(f"wrote {path}")
+
+
+@main.group()
+def publication() -> None:
+    """Create the publication from its YAML."""
+
+
+@publication.command("create")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
+@click.option("--schema", default=None)
+@click.option("--seed", is_flag=True, help="Load initial publisher rows from seeds/demo_<article>.csv.")
+def publication_create(config_path, schema, seed) -> None:
+    """Create or update the publication's tables.
+
+    \b
+    Example:
+      qrepl publication create --config publications/sales.yml --seed
+    """
+    from .service import create_publication
+
+    pub = create_publication(config_path, schema, seed, echo=_echo)
+    _echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
+
+
+@main.group()
+def subscription() -> None:
+    """Manage subscriptions."""
+
+
+@subscription.command("add")
+@click.argument("subscriber")
+@click.option("--schema", default=None)
+def subscription_add(subscriber, schema) -> None:
+    """Subscribe SUBSCRIBER and deliver its initial snapshot.
+
+    \b
+    Example:
+      qrepl subscription add north
+    """
+    from .capture import Subscriber
+    from .service import warehouse
+
+    wh = warehouse(schema)
+    wh.add_subscription(subscriber)
+    Subscriber(wh, subscriber).replica.snapshot_from_publisher()
+    _echo(f"subscribed {subscriber}")
+
+
+if __name__ == "__main__":
+    main()
