@@ -108,10 +108,8 @@ class Subscriber:
         self.replica = Replica(warehouse, name)
 
     def _next_tran_seq(self) -> int:
-        spark = self.warehouse.spark
-        row = spark.table(self.warehouse.table("replication_queue")).where(
-            spark.table(self.warehouse.table("replication_queue")).subscriber == self.name
-        ).agg({"tran_seq": "max"}).collect()[0][0]
+        queue = self.warehouse.spark.table(self.warehouse.table("replication_queue"))
+        row = queue.where(queue.subscriber == self.name).agg({"tran_seq": "max"}).collect()[0][0]
         return (row or 0) + 1
 
     @contextmanager

@@ -1,0 +1,43 @@
+# qrepl: the single entry point. `make demo` and `make test` need nothing but the image
+# (Python 3.11 + Java 17): the first call builds .venv from requirements.lock.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
+N ?= 30
+
+.PHONY: demo test test-fast thrift-test thrift-start thrift-stop lint conformance dbt docs clean
+
+$(STAMP): requirements.lock requirements.txt pyproject.toml
+	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	@test -d $(VENV) || python3 -m venv $(VENV)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.lock
+	@$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
+	$(VENV)/bin/qrepl demo
+
+test: $(STAMP)          ## unit, scenario, property and browser tests
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q
+
+thrift-test: $(STAMP)   ## dbt build against a real Spark Thrift Server (started and stopped here)
+	bash scripts/thrift_test.sh
+
+thrift-start: $(STAMP)
+	bash scripts/thrift.sh start
+
+thrift-stop:
+	bash scripts/thrift.sh stop
+
+conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
+	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
+		$(PY) -m pytest -q python/tests/test_conformance.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check python
+	$(VENV)/bin/sqlfluff lint models macros tests
+
+clean:
+	rm -rf .qrepl_state target logs .pytest_cache out

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Start/stop a real Spark Thrift Server on 127.0.0.1 with qrepl's Spark + Iceberg config.
+# State: $QREPL_STATE_DIR (the server owns its Derby metastore while it runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+STATE="${QREPL_STATE_DIR:-$PWD/.qrepl_state}"
+PORT="${QREPL_THRIFT_PORT:-10000}"
+PIDFILE="$STATE/thrift.pid"
+
+start() {
+    if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo "thrift server already running"; return; fi
+    mkdir -p "$STATE"
+    read -r SPARK_HOME JAR CONF_DIR < <($PY - <<'PY'
+import os
+from pathlib import Path
+import pyspark
+from qrepl.spark import iceberg_jar, prepare_environment, state_dir
+prepare_environment()
+print(Path(pyspark.__file__).parent, iceberg_jar(), os.environ["SPARK_CONF_DIR"])
+PY
+)
+    export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
+    echo "starting Spark Thrift Server on 127.0.0.1:$PORT (state $STATE)"
+    nohup "$SPARK_HOME/bin/spark-submit" --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2 \
+        --master local[2] --driver-class-path "$JAR" --name qrepl-thrift spark-internal \
+        --hiveconf hive.server2.thrift.bind.host=127.0.0.1 --hiveconf hive.server2.thrift.port="$PORT" \
+        --hiveconf hive.server2.authentication=NOSASL --hiveconf hive.server2.enable.doAs=false \
+        > "$STATE/thrift.log" 2>&1 &
+    echo $! > "$PIDFILE"
+    for i in $(seq 1 120); do
+        if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then echo "thrift server up after ${i}s"; return; fi
+        kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { echo "thrift server died; see $STATE/thrift.log"; tail -20 "$STATE/thrift.log"; exit 1; }
+        sleep 1
+    done
+    echo "thrift server did not open port $PORT in 120s; see $STATE/thrift.log"; exit 1
+}
+
+stop() {
+    [ -f "$PIDFILE" ] || { echo "thrift server not running"; return; }
+    local pid; pid=$(cat "$PIDFILE")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$PIDFILE"
+    echo "thrift server stopped"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    *) echo "usage: scripts/thrift.sh start|stop"; exit 2 ;;
+esac

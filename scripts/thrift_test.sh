@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The dbt build through a real Spark Thrift Server: prepare a scenario's tables with the
+# embedded Spark, hand the metastore to the Thrift server, `dbt build --target thrift`,
+# then check the results against the sequential reference.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QREPL_STATE_DIR="$PWD/.qrepl_state/thrift"
+export QREPL_SCHEMA=qrepl_thrift QREPL_THRIFT_PORT="${QREPL_THRIFT_PORT:-10000}"
+SCENARIO=scenarios/publisher_wins_basic.json
+rm -rf "$QREPL_STATE_DIR"
+.venv/bin/python -m qrepl.thrift_check prepare "$SCENARIO"
+trap 'bash scripts/thrift.sh stop' EXIT
+bash scripts/thrift.sh start
+QREPL_TARGET=thrift .venv/bin/dbt build --project-dir . --profiles-dir profiles --target thrift
+bash scripts/thrift.sh stop
+trap - EXIT
+.venv/bin/python -m qrepl.thrift_check verify "$SCENARIO"
