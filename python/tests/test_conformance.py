@@ -10,7 +10,7 @@ import os
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
@@ -102,7 +102,7 @@ def test_generated_workloads_match_reference(spark, policy):
     garbage old versions and reinitializations: Spark + dbt == reference."""
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck), phases=[Phase.generate])
     @given(workloads(policy))
     def check(data):
         _check(spark, data)
