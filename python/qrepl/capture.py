@@ -125,6 +125,7 @@ class Subscriber:
         rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
                  "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
         # the queue append is the commit point; the replica follows it
+        self.warehouse.append_queue(rows)
         replica = ReplicaWarehouse(self.warehouse, self.replica.wh.schema)
         for (article, key), image in tran.pending.items():
             if image is None:

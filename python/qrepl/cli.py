@@ -15,13 +15,16 @@ class QreplGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own: --help, usage errors (click.exceptions.Exit is a RuntimeError)
         except (ConfigError, RuntimeError) as exc:
             click.echo(f"qrepl: error: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", err=True)
             sys.exit(1)
 
 
 def _echo(msg: str) -> None:
-    click.echo(msg, err=False)
+    click.echo(msg)
+    sys.stdout.flush()
 
 
 @click.group(cls=QreplGroup)
@@ -125,6 +128,24 @@ def replay(scenarios, out_dir, policy, reference) -> None:
 
     for path in do_replay(list(scenarios), out_dir, policy, reference, progress=_echo):
         _echo(f"wrote {path}")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option("--schema", default=None, help="Publisher schema.")
+@click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
+def dbt(schema, dbt_args) -> None:
+    """Run any dbt command on the embedded `local` target, in this process's Spark
+    (Derby allows one JVM, so plain `dbt` cannot run beside qrepl's session).
+
+    \b
+    Example:
+      qrepl dbt build --schema qrepl_demo
+      qrepl dbt docs generate --schema qrepl_demo
+    """
+    from .dbt_runner import dbt_invoke
+    from .service import default_schema
+
+    dbt_invoke(list(dbt_args) or ["build"], schema or default_schema(), quiet=False)
 
 
 @main.group()

@@ -42,8 +42,10 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
         t.update("customers", {"customer_id": 3}, {"city": "Wilmslow"})
     with east.transaction("east-drop-alan") as t:           # delete of a row changed elsewhere
         t.delete("customers", {"customer_id": 3})
-    with east.transaction("east-new-customer") as t:        # insert of a key that exists
-        t.insert("customers", {"customer_id": 4, "name": "E. W. Dijkstra", "city": "Nuenen", "credit_limit": 100})
+    with north.transaction("north-new-customer") as t:      # a new customer ...
+        t.insert("customers", {"customer_id": 7, "name": "Niklaus Wirth", "city": "Zurich", "credit_limit": 1000})
+    with east.transaction("east-new-customer") as t:        # ... that east inserts too: key exists
+        t.insert("customers", {"customer_id": 7, "name": "N. Wirth", "city": "Bern", "credit_limit": 900})
     with east.transaction("east-order-100") as t:           # multi-row: one stale row rolls back all
         t.update("order_lines", {"order_id": 100, "line_no": 1}, {"quantity": 5})
         t.update("order_lines", {"order_id": 100, "line_no": 2}, {"quantity": 3})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -185,7 +186,12 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
         limit = 2**31 if type_name == "int" else 2**63
         return value if -limit <= value < limit else None
     if type_name == "string":
-        return value if isinstance(value, str) else None
+        # Spark's from_json reads a JSON scalar into a string column as its text
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return json.dumps(value, separators=(",", ":")) if isinstance(value, (int, float)) else None
     if type_name == "double":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
@@ -221,13 +227,29 @@ def canonical_key(article: Article, row: dict[str, Any]) -> str | None:
     return json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
 
 
+def typed_row(article: Article, row: dict[str, Any]) -> dict[str, Any]:
+    """A row with Python values Spark accepts for the article's column types."""
+    out: dict[str, Any] = {}
+    for col, typ in article.columns.items():
+        v = row.get(col)
+        if isinstance(v, (date, Decimal)) or (typ == "date" and v is None):
+            out[col] = v
+            continue
+        v = coerce_json_value(v, typ)
+        out[col] = date.fromisoformat(v) if (typ == "date" and v is not None) else v
+    out["msrepl_tran_version"] = row.get("msrepl_tran_version")
+    return out
+
+
 def normalize_row(article: Article, row: dict[str, Any] | None) -> dict[str, Any] | None:
     """A row as replay writes it: every article column typed, plus msrepl_tran_version."""
     if row is None:
         return None
     out: dict[str, Any] = {}
     for col, typ in article.columns.items():
-        v = coerce_json_value(row.get(col), typ)
+        v = row.get(col)
+        v = v.isoformat() if isinstance(v, date) else v
+        v = coerce_json_value(v, typ)
         out[col] = str(v) if isinstance(v, Decimal) else v
     out["msrepl_tran_version"] = row.get("msrepl_tran_version")
     return out

@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Iterable
 
-from .model import Article, ConfigError, Publication, check_identifier, normalize_row
+from .model import Article, ConfigError, Publication, check_identifier, typed_row
 
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -173,7 +173,7 @@ class Warehouse:
         article = self.article(article_name)
         typed = []
         for row in rows:
-            norm = normalize_row(article, row)
+            norm = typed_row(article, row)
             typed.append(tuple(norm[c] for c in article.columns) + (norm["msrepl_tran_version"],))
         if not typed:
             return
@@ -185,7 +185,7 @@ class Warehouse:
     def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]]) -> None:
         article = self.article(article_name)
         key_ddl = ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key)
-        rows = [tuple(normalize_row(article, k)[c] for c in article.key) for k in keys]
+        rows = [tuple(typed_row(article, k)[c] for c in article.key) for k in keys]
         if not rows:
             return
         view = self._temp_view(rows, key_ddl)
