@@ -1,7 +1,7 @@
 {% macro apply_publisher_changes() %}
     {#- Merge the current batch of publisher_changes into each article's Iceberg table.
         MERGE sets exact values and deletes, so running it again after a crash is harmless. -#}
-    {%- if execute and flags.WHICH in ['run', 'build'] -%}
+    {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- set batch_id = qrepl_batch_id() -%}
         {%- for article in publication.articles -%}
@@ -56,7 +56,7 @@
 
 {% macro apply_reinit_requests() %}
     {#- Mark the subscriptions of this batch's reinit requests as reinit_pending. -#}
-    {%- if execute and flags.WHICH in ['run', 'build'] -%}
+    {%- if qrepl_is_running() -%}
         {%- set batch_id = qrepl_batch_id() -%}
         {%- call statement('apply_reinit_requests', fetch_result=false) -%}
             merge into {{ qrepl_relation('subscriptions') }} as target
@@ -73,7 +73,7 @@
 
 {% macro purge_expired_conflicts() %}
     {#- conflict_retention_days > 0: conflicts older than that are deleted; 0 keeps them. -#}
-    {%- if execute and flags.WHICH in ['run', 'build'] -%}
+    {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- if publication.conflict_retention_days > 0 -%}
             {%- call statement('purge_expired_conflicts', fetch_result=false) -%}

@@ -24,6 +24,9 @@
         {%- endif -%}
         {{ return("cast('" ~ pinned ~ "' as timestamp)") }}
     {%- endif -%}
+    {%- if not execute -%}
+        {{ return('current_timestamp()') }}
+    {%- endif -%}
     {{ return("cast('" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "' as timestamp)") }}
 {% endmacro %}
 

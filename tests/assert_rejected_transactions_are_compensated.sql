@@ -16,7 +16,12 @@ compensating_commands as (
 
 touched_rows_of_rejected as (
 
-    select distinct batch_id, subscriber, tran_id, article, row_key
+    select distinct
+        batch_id,
+        subscriber,
+        tran_id,
+        article,
+        row_key
     from judged
     where outcome = 'rejected'
 
@@ -24,7 +29,13 @@ touched_rows_of_rejected as (
 
 compensations_per_row as (
 
-    select batch_id, subscriber, tran_id, article, row_key, count(*) as compensations
+    select
+        batch_id,
+        subscriber,
+        tran_id,
+        article,
+        row_key,
+        count(*) as compensations
     from compensating_commands
     group by batch_id, subscriber, tran_id, article, row_key
 
@@ -41,11 +52,12 @@ mismatches as (
         coalesce(compensations_per_row.compensations, 0) as compensations
     from touched_rows_of_rejected as touched
     full outer join compensations_per_row
-        on touched.batch_id = compensations_per_row.batch_id
-        and touched.subscriber = compensations_per_row.subscriber
-        and touched.tran_id = compensations_per_row.tran_id
-        and touched.article = compensations_per_row.article
-        and touched.row_key = compensations_per_row.row_key
+        on
+            touched.batch_id = compensations_per_row.batch_id
+            and touched.subscriber = compensations_per_row.subscriber
+            and touched.tran_id = compensations_per_row.tran_id
+            and touched.article = compensations_per_row.article
+            and touched.row_key = compensations_per_row.row_key
     where touched.tran_id is null or coalesce(compensations_per_row.compensations, 0) != 1
 
 )

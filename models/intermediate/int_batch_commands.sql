@@ -32,11 +32,11 @@ int_publisher_rows as (
 ),
 
 {% if is_incremental() %}
-earlier_batches as (
+    earlier_batches as (
 
-    select * from {{ this }}
+        select * from {{ this }}
 
-),
+    ),
 {% endif %}
 
 new_commands as (
@@ -44,11 +44,12 @@ new_commands as (
     select queued.*
     from stg_replication_queue as queued
     {% if is_incremental() %}
-    left anti join earlier_batches
-        on queued.subscriber <=> earlier_batches.subscriber
-        and queued.tran_id <=> earlier_batches.tran_id
-        and queued.command_seq <=> earlier_batches.command_seq
-        and queued.enqueued_at <=> earlier_batches.enqueued_at
+        left anti join earlier_batches
+            on
+                queued.subscriber <=> earlier_batches.subscriber
+                and queued.tran_id <=> earlier_batches.tran_id
+                and queued.command_seq <=> earlier_batches.command_seq
+                and queued.enqueued_at <=> earlier_batches.enqueued_at
     {% endif %}
     where {{ batch_not_yet_written(batch_id) }}
 
@@ -61,9 +62,15 @@ new_commands_typed as (
 earlier_transactions as (
 
     {% if is_incremental() %}
-    select distinct subscriber, tran_id from earlier_batches
+        select distinct
+            subscriber,
+            tran_id
+        from earlier_batches
     {% else %}
-    select cast(null as string) as subscriber, cast(null as string) as tran_id where false
+        select
+            cast(null as string) as subscriber,
+            cast(null as string) as tran_id
+        where false
     {% endif %}
 
 ),
@@ -90,7 +97,8 @@ commands_checked as (
             when not duplicates_counted.article_known then 'unknown article'
             when duplicates_counted.op is null or duplicates_counted.op not in ('I', 'U', 'D') then 'bad op'
             when duplicates_counted.row_key is null or duplicates_counted.row_key = '' then 'missing key'
-            when (duplicates_counted.op = 'I' and (duplicates_counted.old_version is not null or duplicates_counted.new_version is null))
+            when
+                (duplicates_counted.op = 'I' and (duplicates_counted.old_version is not null or duplicates_counted.new_version is null))
                 or (duplicates_counted.op = 'U' and (duplicates_counted.old_version is null or duplicates_counted.new_version is null))
                 or (duplicates_counted.op = 'D' and (duplicates_counted.old_version is null or duplicates_counted.new_version is not null))
                 then 'version fields inconsistent with op'
@@ -99,20 +107,25 @@ commands_checked as (
                 then 'key mismatch'
             when duplicates_counted.same_command_count > 1 or earlier_transactions.tran_id is not null
                 then 'duplicate command'
-            when duplicates_counted.new_version is not null
-                and (duplicates_counted.same_new_version_count > 1
-                    or int_publisher_rows.msrepl_tran_version <=> duplicates_counted.new_version)
+            when
+                duplicates_counted.new_version is not null
+                and (
+                    duplicates_counted.same_new_version_count > 1
+                    or int_publisher_rows.msrepl_tran_version <=> duplicates_counted.new_version
+                )
                 then 'duplicate new_version'
         end as own_reject_reason
     from duplicates_counted
     left join stg_subscriptions
         on duplicates_counted.subscriber = stg_subscriptions.subscriber
     left join earlier_transactions
-        on duplicates_counted.subscriber = earlier_transactions.subscriber
-        and duplicates_counted.tran_id = earlier_transactions.tran_id
+        on
+            duplicates_counted.subscriber = earlier_transactions.subscriber
+            and duplicates_counted.tran_id = earlier_transactions.tran_id
     left join int_publisher_rows
-        on duplicates_counted.article = int_publisher_rows.article
-        and duplicates_counted.row_key = int_publisher_rows.row_key
+        on
+            duplicates_counted.article = int_publisher_rows.article
+            and duplicates_counted.row_key = int_publisher_rows.row_key
 
 ),
 

@@ -97,25 +97,38 @@ commands_judged as (
         commands.step_on_row,
         commands.prejudged_outcome,
         resolved.is_applied,
-        case when commands.step_on_row = 1 then before.state_before.row_exists
-            else commands.previous_op <> 'D' end as met_row_exists,
-        case when commands.step_on_row = 1 then before.state_before.version
-            else commands.previous_new_version end as met_version,
-        case when commands.step_on_row = 1 then before.state_before.row_image
-            else commands.previous_typed_row end as met_row,
+        case
+            when commands.step_on_row = 1 then before.state_before.row_exists
+            else commands.previous_op <> 'D'
+        end as met_row_exists,
+        case
+            when commands.step_on_row = 1 then before.state_before.version
+            else commands.previous_new_version
+        end as met_version,
+        case
+            when commands.step_on_row = 1 then before.state_before.row_image
+            else commands.previous_typed_row
+        end as met_row,
         case
             when commands.prejudged_outcome is not null then null
-            when commands.step_on_row = 1 then
-                {{ judge_command('commands.op', 'before.state_before.row_exists', 'before.state_before.version', 'commands.old_version') }}
+            when commands.step_on_row = 1
+                then
+                    {{ judge_command(
+                        'commands.op',
+                        'before.state_before.row_exists',
+                        'before.state_before.version',
+                        'commands.old_version',
+                    ) }}
             else commands.own_write_conflict_type
         end as conflict_type
     from int_queued_commands_sequenced as commands
     inner join int_transactions_resolved as resolved
         on commands.tran_pos = resolved.tran_pos
     left join state_before_transactions as before
-        on commands.article = before.article
-        and commands.row_key = before.row_key
-        and commands.tran_pos = before.tran_pos
+        on
+            commands.article = before.article
+            and commands.row_key = before.row_key
+            and commands.tran_pos = before.tran_pos
 
 ),
 
@@ -145,11 +158,11 @@ outcomes as (
         case
             when prejudged_outcome is not null then prejudged_outcome
             {%- if publication.policy == 'subscriber_wins' %}
-            when transaction_conflicts then 'applied_with_conflicts'
+                when transaction_conflicts then 'applied_with_conflicts'
             {%- elif publication.policy == 'publisher_wins_reinit' %}
-            when tran_pos >= subscriber_cut then 'rejected_reinit'
+                when tran_pos >= subscriber_cut then 'rejected_reinit'
             {%- else %}
-            when transaction_conflicts then 'rejected'
+                when transaction_conflicts then 'rejected'
             {%- endif %}
             else 'applied'
         end as outcome,

@@ -25,8 +25,9 @@ batch_commands as (
         int_batch_commands.*
     from int_batch_commands
     inner join int_batch_transactions
-        on int_batch_commands.subscriber = int_batch_transactions.subscriber
-        and int_batch_commands.tran_id = int_batch_transactions.tran_id
+        on
+            int_batch_commands.subscriber = int_batch_transactions.subscriber
+            and int_batch_commands.tran_id = int_batch_transactions.tran_id
     where int_batch_commands.batch_id = {{ batch_id }} and int_batch_commands.reject_reason is null
 
 ),

@@ -18,7 +18,10 @@ int_publisher_rows as (
 
 touched_rows as (
 
-    select distinct article, row_key from int_transaction_rows
+    select distinct
+        article,
+        row_key
+    from int_transaction_rows
 
 ),
 
@@ -32,8 +35,9 @@ roots as (
         int_publisher_rows.row_json as root_row
     from touched_rows
     left join int_publisher_rows
-        on touched_rows.article = int_publisher_rows.article
-        and touched_rows.row_key = int_publisher_rows.row_key
+        on
+            touched_rows.article = int_publisher_rows.article
+            and touched_rows.row_key = int_publisher_rows.row_key
 
 )
 

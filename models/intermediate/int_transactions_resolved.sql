@@ -7,16 +7,16 @@
         post_hook="{{ drop_resolve_views() }}",
     )
 }}
+-- depends_on: {{ ref('int_transaction_rows') }}
+-- depends_on: {{ ref('int_row_roots') }}
 {#- One row per valid transaction of the batch: its processing position and whether the
     sequential reader would apply it. Kept per batch so a rerun after a crash finishes the
     batch as it was decided. -#}
--- depends_on: {{ ref('int_transaction_rows') }}
--- depends_on: {{ ref('int_row_roots') }}
 {% set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
-{%- set resolving = execute and flags.WHICH in ['run', 'build'] -%}
-{%- if resolving and publication.policy != 'subscriber_wins' -%}
-    {%- set applied = resolve_applied_transactions(
+{%- set applied_relation = none -%}
+{%- if qrepl_is_running() and publication.policy != 'subscriber_wins' -%}
+    {%- set applied_relation = resolve_applied_transactions(
         ref('int_transaction_rows'), ref('int_row_roots'), publication.policy, batch_id
     ) -%}
 {%- endif %}
@@ -29,19 +29,16 @@ int_batch_transactions as (
 
 ),
 
-{%- if resolving and publication.policy != 'subscriber_wins' %}
 applied as (
 
-    select tran_pos from {{ applied }}
+    {% if applied_relation is not none -%}
+        select tran_pos from {{ applied_relation }}
+    {%- else -%}
+        select cast(null as int) as tran_pos
+        where false
+    {%- endif %}
 
 ),
-{%- else %}
-applied as (
-
-    select cast(null as int) as tran_pos where false
-
-),
-{%- endif %}
 
 resolved as (
 
@@ -55,16 +52,14 @@ resolved as (
         int_batch_transactions.row_count,
         int_batch_transactions.prejudged_outcome,
         '{{ publication.policy }}' as policy,
-        case
-            when int_batch_transactions.prejudged_outcome is not null then false
-            {%- if publication.policy == 'subscriber_wins' %}
-            else true
-            {%- else %}
-            else applied.tran_pos is not null
-            {%- endif %}
-        end as is_applied
+        {% if publication.policy == 'subscriber_wins' -%}
+            int_batch_transactions.prejudged_outcome is null
+        {%- else -%}
+            int_batch_transactions.prejudged_outcome is null and applied.tran_pos is not null
+        {%- endif %} as is_applied
     from int_batch_transactions
-    left join applied
+    -- applied is read by is_applied (except under subscriber_wins)
+    left join applied  -- noqa: ST11
         on int_batch_transactions.tran_pos = applied.tran_pos
     where {{ batch_not_yet_written(batch_id) }}
 

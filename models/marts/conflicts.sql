@@ -14,7 +14,8 @@ int_queued_commands_judged as (
 
 logged as (
 
-    select * from int_queued_commands_judged where is_logged_conflict
+    select * from int_queued_commands_judged
+    where is_logged_conflict
 
 ),
 

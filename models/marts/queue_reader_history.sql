@@ -6,37 +6,43 @@ with
 
 transaction_outcomes as (
 
-    select * from {{ ref('transaction_outcomes') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('transaction_outcomes') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
 int_queued_commands_judged as (
 
-    select * from {{ ref('int_queued_commands_judged') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('int_queued_commands_judged') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
 conflicts as (
 
-    select * from {{ ref('conflicts') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('conflicts') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
 queue_rejects as (
 
-    select * from {{ ref('queue_rejects') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('queue_rejects') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
 publisher_changes as (
 
-    select * from {{ ref('publisher_changes') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('publisher_changes') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
 compensating_commands as (
 
-    select * from {{ ref('compensating_commands') }} where batch_id = {{ batch_id }}
+    select * from {{ ref('compensating_commands') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
@@ -46,7 +52,10 @@ counts as (
         (select count(*) from transaction_outcomes) as transactions_processed,
         (select count(*) from int_queued_commands_judged) as commands_processed,
         (select count(*) from conflicts) as conflicts,
-        (select count(*) from transaction_outcomes where outcome in ('rejected', 'rejected_reinit')) as rejected,
+        (
+            select count(*) from transaction_outcomes
+            where outcome in ('rejected', 'rejected_reinit')
+        ) as rejected,
         (select count(*) from queue_rejects) as quarantined,
         (select count(*) from publisher_changes) as publisher_rows_changed,
         (select count(*) from compensating_commands) as compensating_commands

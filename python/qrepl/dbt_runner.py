@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime
-from pathlib import Path
 
 from .spark import PROJECT_DIR, get_spark
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from .capture import Subscriber
 from .distribution import distribute_compensations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -73,5 +74,5 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     rows = [r.asDict() for r in df.orderBy("detected_at", "subscriber", "tran_id", "command_seq").collect()]
     for r in rows:
         for image in ("publisher_row", "subscriber_row"):
-            r[image] = json.loads(r[image]) if r[image] else None
+            r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
     return rows
