@@ -208,11 +208,14 @@
 {% macro drop_resolve_views() %}
     {#- The resolution's work tables (small parquet tables: materialized, so the doubling's
         plans do not nest); dropped after the resolution and before a new one, in case an
-        earlier run stopped half way. -#}
+        earlier run stopped half way. DDL goes through statement(fetch_result=false): over
+        Thrift, run_query on a statement without a result set fails. -#}
     {%- if execute -%}
         {%- set tables = run_query("show tables in " ~ target.schema ~ " like 'qrepl_resolve_*'") -%}
         {%- for row in tables.rows if not row[2] -%}
-            {%- do run_query('drop table if exists ' ~ target.schema ~ '.' ~ row[1] ~ ' purge') -%}
+            {%- call statement('drop_resolve_table', fetch_result=false) -%}
+                drop table if exists {{ target.schema }}.{{ row[1] }} purge
+            {%- endcall -%}
         {%- endfor -%}
     {%- endif -%}
 {% endmacro %}
