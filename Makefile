@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 30
 
-.PHONY: demo test test-fast thrift-test thrift-start thrift-stop lint conformance dbt docs clean
+.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance clean
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -19,8 +19,14 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP)          ## unit, scenario, property and browser tests
+test: $(STAMP) browser  ## unit, scenario, property and browser tests
+	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q
+
+browser:                ## Debian's Chromium + ChromeDriver for the viewer's browser test
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ echo "installing chromium for the browser tests (apt-get)"; \
+		  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 thrift-test: $(STAMP)   ## dbt build against a real Spark Thrift Server (started and stopped here)
 	bash scripts/thrift_test.sh

@@ -75,21 +75,32 @@ def run(schema: str | None) -> None:
 @click.option("--subscriber", default=None, help="Only this subscriber.")
 @click.option("--type", "conflict_type", default=None, help="Only this conflict type, e.g. update_update.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for scripts.")
-def conflicts(schema, article, subscriber, conflict_type, as_json) -> None:
-    """List conflicts with the winning and losing rows.
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the listed conflicts' full details (JSON lines) to this file.")
+@click.option("--remove", "remove_ids", multiple=True, help="Remove a reviewed conflict by conflict_id (repeatable).")
+def conflicts(schema, article, subscriber, conflict_type, as_json, log_file, remove_ids) -> None:
+    """List conflicts with the winning and losing rows; remove reviewed ones.
 
     \b
     Example:
       qrepl conflicts --schema qrepl_demo --subscriber south
+      qrepl conflicts --schema qrepl_demo --log south.jsonl --subscriber south
+      qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import list_conflicts
+    from .service import list_conflicts, remove_conflicts
 
+    if remove_ids:
+        removed = remove_conflicts(schema, list(remove_ids))
+        _echo(f"removed {removed} conflict(s)")
+        return
     rows = list_conflicts(schema, article, subscriber, conflict_type)
+    if log_file:
+        log_file.write_text("".join(json.dumps(c, default=str, sort_keys=True) + "\n" for c in rows))
     for c in rows:
         if as_json:
             _echo(json.dumps(c, default=str, sort_keys=True))
         else:
-            _echo(f"{c['detected_at']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
+            _echo(f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
                   f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}")
     if not as_json:
         _echo(f"{len(rows)} conflict(s)")
@@ -192,6 +203,85 @@ def subscription_add(subscriber, schema) -> None:
     wh.add_subscription(subscriber)
     Subscriber(wh, subscriber).replica.snapshot_from_publisher()
     _echo(f"subscribed {subscriber}")
+
+
+@subscription.command("list")
+@click.option("--schema", default=None)
+def subscription_list(schema) -> None:
+    """List subscriptions with status and generation.
+
+    \b
+    Example:
+      qrepl subscription list --schema qrepl_demo
+    """
+    from .service import warehouse
+
+    for s in warehouse(schema).subscriptions():
+        _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}"
+              + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
+
+
+@subscription.command("drop")
+@click.argument("subscriber")
+@click.option("--schema", default=None)
+def subscription_drop(subscriber, schema) -> None:
+    """Drop SUBSCRIBER's subscription (its queued rows are then quarantined as unknown).
+
+    \b
+    Example:
+      qrepl subscription drop east
+    """
+    from .service import warehouse
+
+    warehouse(schema).drop_subscription(subscriber)
+    _echo(f"dropped {subscriber}")
+
+
+@publication.command("set-policy")
+@click.argument("policy")
+@click.option("--schema", default=None)
+def publication_set_policy(policy, schema) -> None:
+    """Change the conflict policy (only while the publication has no subscriptions).
+
+    \b
+    Example:
+      qrepl publication set-policy "sub wins"
+    """
+    from .model import normalize_policy
+    from .service import warehouse
+
+    pub = warehouse(schema).set_policy(normalize_policy(policy))
+    _echo(f"publication {pub.name}: policy {pub.policy}")
+
+
+@publication.command("show")
+@click.option("--schema", default=None)
+def publication_show(schema) -> None:
+    """Show the publication's settings and articles.
+
+    \b
+    Example:
+      qrepl publication show --schema qrepl_demo
+    """
+    from .service import warehouse
+
+    pub = warehouse(schema).require_publication()
+    _echo(json.dumps(pub.to_dict(), indent=2))
+
+
+@main.command()
+@click.option("--schema", default=None)
+def status(schema) -> None:
+    """Queue depth per subscriber, pending reinitializations, last run, conflicts per subscriber.
+
+    \b
+    Example:
+      qrepl status --schema qrepl_demo
+    """
+    from .service import status_report
+
+    for line in status_report(schema):
+        _echo(line)
 
 
 if __name__ == "__main__":

@@ -76,3 +76,44 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
         for image in ("publisher_row", "subscriber_row"):
             r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
     return rows
+
+
+def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
+    """Delete reviewed conflicts by id (ids travel in a DataFrame, not in SQL text)."""
+    wh = warehouse(schema)
+    if not wh.exists("conflicts"):
+        return 0
+    ids = wh.spark.createDataFrame([(i,) for i in conflict_ids], "conflict_id STRING")
+    ids.createOrReplaceTempView("qrepl_conflicts_to_remove")
+    before = wh.spark.table(wh.table("conflicts")).count()
+    wh.spark.sql(f"delete from {wh.table('conflicts')} where conflict_id in "
+                 f"(select conflict_id from qrepl_conflicts_to_remove)")
+    return before - wh.spark.table(wh.table("conflicts")).count()
+
+
+def status_report(schema: str | None) -> list[str]:
+    wh = warehouse(schema)
+    pub = wh.require_publication()
+    spark = wh.spark
+    lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
+    queue = spark.table(wh.table("replication_queue"))
+    if wh.exists("int_batch_commands"):
+        batched = spark.table(wh.table("int_batch_commands")).select(
+            "subscriber", "tran_id", "command_seq", "enqueued_at")
+        queue = queue.join(batched, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
+    depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
+    conflicts = {}
+    if wh.exists("conflicts"):
+        conflicts = {(r["subscriber"], r["article"]): r["count"]
+                     for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect()}
+    for s in wh.subscriptions():
+        per_article = ", ".join(f"{a}: {n}" for (sub, a), n in sorted(conflicts.items()) if sub == s["subscriber"])
+        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  "
+                     f"queued commands {depth.get(s['subscriber'], 0)}  conflicts {per_article or 0}")
+    if wh.exists("queue_reader_history"):
+        last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
+        if last:
+            h = last[0]
+            lines.append(f"last run: batch {h.batch_id} at {h.started_at}: {h.transactions_processed} transactions, "
+                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined")
+    return lines

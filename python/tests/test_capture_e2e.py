@@ -3,6 +3,8 @@ compensations; the losing subscriber's replica ends up equal to the publisher.""
 
 from __future__ import annotations
 
+import pytest
+
 from qrepl.capture import Subscriber, replica_schema
 from qrepl.distribution import distribute_compensations
 from qrepl.model import publication_from_dict
@@ -28,7 +30,9 @@ def _fresh(spark) -> Warehouse:
     return wh
 
 
-def test_capture_run_distribute(spark):
+@pytest.fixture(scope="module")
+def captured_and_run(spark):
+    """Two subscribers race on customer 1 through the capture API; one queue-reader run."""
     wh = _fresh(spark)
     subs = {}
     for name in ("a", "b"):
@@ -43,13 +47,18 @@ def test_capture_run_distribute(spark):
         t.delete("customers", {"customer_id": 2})
 
     queued = wh.rows_of("replication_queue", "tran_seq,command_seq")
-    assert {(q["subscriber"], q["tran_id"], q["op"]) for q in queued} == {("a", "a1", "U"), ("b", "b1", "U"),
-                                                                        ("b", "b1", "D")}
-    assert all(q["old_version"] in ("v-1", "v-2") for q in queued)
     # b's replica already shows its own offline changes
     assert subs["b"].replica.row("customers", {"customer_id": 2}) is None
 
     history = run_reader(SCHEMA, echo=lambda _: None)
+    return wh, subs, queued, history
+
+
+def test_capture_run_distribute(captured_and_run):
+    wh, subs, queued, history = captured_and_run
+    assert {(q["subscriber"], q["tran_id"], q["op"]) for q in queued} == {("a", "a1", "U"), ("b", "b1", "U"),
+                                                                        ("b", "b1", "D")}
+    assert all(q["old_version"] in ("v-1", "v-2") for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
     delivered = distribute_compensations(wh)
@@ -60,3 +69,16 @@ def test_capture_run_distribute(spark):
     replica_b = sorted(subs["b"].replica.rows("customers"), key=lambda r: r["customer_id"])
     assert replica_b == publisher
     assert publisher[0]["city"] == "A"
+
+
+def test_dbt_build_is_green_after_a_run(captured_and_run):
+    """`dbt build` on the local target after the run above: a second (empty) batch through the
+    incremental path, and every schema and singular data test passes."""
+    from qrepl.dbt_runner import dbt_invoke
+
+    res = dbt_invoke(["build"], SCHEMA)
+    statuses = {r.node.resource_type: set() for r in res.result}
+    for r in res.result:
+        statuses[r.node.resource_type].add(str(r.status))
+    assert statuses.get("test") == {"pass"}, statuses
+    assert len([r for r in res.result if r.node.resource_type == "test"]) >= 10
