@@ -159,6 +159,23 @@ def dbt(schema, dbt_args) -> None:
     dbt_invoke(list(dbt_args) or ["build"], schema or default_schema(), quiet=False)
 
 
+@main.command()
+@click.option("--schema", default=None)
+def distribute(schema) -> None:
+    """Deliver compensating commands, publisher changes (and conflicts when not centralized)
+    to every subscriber's replica. Safe to run twice.
+
+    \b
+    Example:
+      qrepl distribute --schema qrepl_demo
+    """
+    from .distribution import distribute as do_distribute
+    from .service import warehouse
+
+    for sub, counts in do_distribute(warehouse(schema), progress=_echo).items():
+        _echo(f"{sub:<12} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
 @main.group()
 def publication() -> None:
     """Create the publication from its YAML."""
@@ -203,6 +220,22 @@ def subscription_add(subscriber, schema) -> None:
     wh.add_subscription(subscriber)
     Subscriber(wh, subscriber).replica.snapshot_from_publisher()
     _echo(f"subscribed {subscriber}")
+
+
+@subscription.command("reinit")
+@click.argument("subscriber")
+@click.option("--schema", default=None)
+def subscription_reinit(subscriber, schema) -> None:
+    """Reinitialize SUBSCRIBER: fresh snapshot of the publisher, status active, generation + 1.
+
+    \b
+    Example:
+      qrepl subscription reinit east
+    """
+    from .distribution import reinitialize
+    from .service import warehouse
+
+    _echo(f"{subscriber} reinitialized, generation {reinitialize(warehouse(schema), subscriber)}")
 
 
 @subscription.command("list")

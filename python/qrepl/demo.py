@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from .capture import Subscriber
-from .distribution import distribute_compensations
+from .distribution import distribute
 from .service import Echo, create_publication, list_conflicts, run_reader, warehouse
 from .spark import PROJECT_DIR
 
@@ -53,8 +53,8 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     echo("[4/6] running the queue reader (dbt models on the embedded Spark)")
     history = run_reader(schema, echo=echo)
 
-    echo("[5/6] distributing compensating commands to the originating subscribers")
-    delivered = distribute_compensations(wh)
+    echo("[5/6] distributing compensating commands and publisher changes to the subscribers")
+    delivered = distribute(wh)
 
     echo("[6/6] summary")
     outcomes = [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
@@ -71,7 +71,10 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
         echo(f"      publisher row : {_row_text(c['publisher_row'])}")
         echo(f"      subscriber row: {_row_text(c['subscriber_row'])}")
     echo("")
-    echo(f"Compensating commands delivered: {delivered or 'none'}")
+    echo("Delivered to subscribers")
+    for name, counts in delivered.items():
+        echo(f"  {name:<6} {counts['compensations']} compensating commands, "
+             f"{counts['publisher_changes']} publisher changes")
     echo(f"Run: {history['transactions_processed']} transactions, {history['commands_processed']} commands, "
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
     return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered}

@@ -82,3 +82,47 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
         statuses[r.node.resource_type].add(str(r.status))
     assert statuses.get("test") == {"pass"}, statuses
     assert len([r for r in res.result if r.node.resource_type == "test"]) >= 10
+
+
+def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
+    """After distribution every subscriber's replica equals the publisher (rows and versions):
+    compensations to the loser, the winner's change to everyone; twice changes nothing."""
+    from qrepl.distribution import distribute
+
+    wh, subs, _, _ = captured_and_run
+    first = distribute(wh)
+    second = distribute(wh)
+    assert all(c == {"compensations": 0, "publisher_changes": 0, "conflicts": 0} for c in second.values())
+    assert first["a"]["publisher_changes"] == 1
+    publisher = sorted(wh.publisher_rows("customers"), key=lambda r: r["customer_id"])
+    for sub in subs.values():
+        assert sorted(sub.replica.rows("customers"), key=lambda r: r["customer_id"]) == publisher
+
+
+def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
+    """`dbt docs generate` works on the local target, and the lineage runs from the
+    replication_queue source to the conflict viewer and distribution agent exposures."""
+    import json as _json
+
+    from qrepl.dbt_runner import dbt_invoke
+    from qrepl.spark import PROJECT_DIR
+
+    dbt_invoke(["docs", "generate"], SCHEMA)
+    manifest = _json.loads((PROJECT_DIR / "target" / "manifest.json").read_text())
+    catalog = _json.loads((PROJECT_DIR / "target" / "catalog.json").read_text())
+    parents = manifest["parent_map"]
+
+    def ancestors(node: str) -> set[str]:
+        seen, todo = set(), [node]
+        while todo:
+            for p in parents.get(todo.pop(), []):
+                if p not in seen:
+                    seen.add(p)
+                    todo.append(p)
+        return seen
+
+    queue = "source.qrepl.qrepl.replication_queue"
+    assert queue in ancestors("exposure.qrepl.conflict_viewer")
+    assert queue in ancestors("exposure.qrepl.distribution_agent")
+    assert "model.qrepl.conflicts" in catalog["nodes"]
+    assert "conflict_type" in {c.lower() for c in catalog["nodes"]["model.qrepl.conflicts"]["columns"]}
