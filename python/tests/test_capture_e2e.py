@@ -126,3 +126,14 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
     assert queue in ancestors("exposure.qrepl.distribution_agent")
     assert "model.qrepl.conflicts" in catalog["nodes"]
     assert "conflict_type" in {c.lower() for c in catalog["nodes"]["model.qrepl.conflicts"]["columns"]}
+
+
+def test_policy_cannot_change_while_subscribed(captured_and_run):
+    """'The policy of a publication may be changed only while it has no subscriptions; any
+    attempt otherwise fails with a clear error and changes nothing.'"""
+    from qrepl.model import ConfigError
+
+    wh = captured_and_run[0]
+    with pytest.raises(ConfigError, match="has subscriptions"):
+        wh.set_policy("subscriber_wins")
+    assert wh.require_publication().policy == "publisher_wins"

@@ -1,6 +1,6 @@
 """Property test: random workloads through Spark + dbt and through the reference agree.
 
-CI runs QREPL_CONFORMANCE_EXAMPLES (default 2) workloads per policy in one Spark session;
+CI runs QREPL_CONFORMANCE_EXAMPLES (default 5) workloads per policy in one Spark session;
 `make conformance N=300` runs more on demand.
 """
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 
-EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "2"))
+EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "5"))
 
 
 @st.composite
@@ -101,7 +101,7 @@ def test_generated_workloads_match_reference(spark, policy):
     """Random publications, subscribers, hot rows, multi-command transactions, stale / current /
     garbage old versions and reinitializations: Spark + dbt == reference."""
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") == "true", database=None,
               suppress_health_check=list(HealthCheck), phases=[Phase.generate])
     @given(workloads(policy))
     def check(data):
