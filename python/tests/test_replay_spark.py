@@ -13,7 +13,7 @@ from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normaliz
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios").glob("*.json"))
 
 
-CASES = [(p, None) for p in SCENARIOS] + [
+CASES = [(p, None) for p in SCENARIOS if p.stem != "judging_table"] + [
     (p, policy) for p in SCENARIOS if p.stem == "publisher_wins_basic"
     for policy in ("publisher_wins_reinit", "subscriber_wins")
 ]
@@ -27,3 +27,42 @@ def test_spark_replay_equals_reference(spark, path, policy):
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
     actual = normalized_outputs(scenario, play(scenario, SparkBackend(scenario)))
     assert actual == expected
+
+
+JUDGING_ROWS = [
+    ("U-exists-same-version-ok", None), ("U-exists-other-version-update_update", "update_update"),
+    ("U-absent-update_missing", "update_missing"), ("D-exists-same-version-ok", None),
+    ("D-exists-other-version-delete_update", "delete_update"), ("D-absent-delete_missing", "delete_missing"),
+    ("I-absent-ok", None), ("I-exists-insert_exists", "insert_exists"),
+]
+
+
+@pytest.fixture(scope="module")
+def judging_table_on_spark(spark):
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "judging_table.json"
+    scenario = load_scenario(path)
+    return normalized_outputs(scenario, play(scenario, SparkBackend(scenario)))
+
+
+def test_judging_table_equals_reference(judging_table_on_spark):
+    """The judging-table scenario (checked row by row below) also equals the reference whole."""
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "judging_table.json"
+    scenario = load_scenario(path)
+    assert judging_table_on_spark == normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
+
+
+@pytest.mark.parametrize("tran_id, conflict_type", JUDGING_ROWS, ids=[t for t, _ in JUDGING_ROWS])
+def test_judging_table_row_on_spark(judging_table_on_spark, tran_id, conflict_type):
+    """Each row of DESIGN.md §5's judging table, judged by the dbt models under publisher_wins:
+    ok commands are applied; a conflict rejects the transaction, is logged with its type and
+    code, and sends the originating subscriber a compensating command."""
+    out = judging_table_on_spark
+    outcome = {o["tran_id"]: o["outcome"] for o in out["transaction_outcomes"]}[tran_id]
+    logged = [c for c in out["conflicts"] if c["tran_id"] == tran_id]
+    compensations = [c for c in out["compensating_commands"] if c["tran_id"] == tran_id]
+    if conflict_type is None:
+        assert (outcome, logged, compensations) == ("applied", [], [])
+    else:
+        assert outcome == "rejected"
+        assert [(c["conflict_type"], c["winner"]) for c in logged] == [(conflict_type, "publisher")]
+        assert len(compensations) == 1
