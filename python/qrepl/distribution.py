@@ -22,6 +22,14 @@ def _replica(wh: Warehouse, subscriber: str) -> ReplicaWarehouse | None:
     return replica if wh.spark.catalog.databaseExists(replica.schema) else None
 
 
+def _apply(replica: ReplicaWarehouse, article: str, op: str, row: str | None, row_key: str) -> None:
+    """One upsert (row image JSON) or delete (by canonical key) on a replica."""
+    if op == "upsert":
+        replica.upsert_rows(article, [json.loads(row)])
+    else:
+        replica.delete_rows(article, [json.loads(row_key)])
+
+
 def distribute_compensations(wh: Warehouse) -> dict[str, int]:
     """Apply undelivered compensating commands to each subscriber's replica, in order, once."""
     if not wh.exists("compensating_commands"):
@@ -34,10 +42,7 @@ def distribute_compensations(wh: Warehouse) -> dict[str, int]:
         replica = _replica(wh, c.subscriber)
         if replica is None:
             continue
-        if c.op == "upsert":
-            replica.upsert_rows(c.article, [json.loads(c.row)])
-        else:
-            replica.delete_rows(c.article, [json.loads(c.row_key)])
+        _apply(replica, c.article, c.op, c.row, c.row_key)
         delivered[c.subscriber] = delivered.get(c.subscriber, 0) + 1
     if pending:
         spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
@@ -68,18 +73,14 @@ def distribute(wh: Warehouse, progress: Callable[[str], None] = lambda _: None) 
         since = last.get(name, 0)
         progress(f"{name}: batches {since + 1}..{newest}")
         if has_changes:
-            changes = spark.table(wh.table("publisher_changes")).where(
-                (f"batch_id > {int(since)}")).orderBy("batch_id").collect()
+            all_changes = spark.table(wh.table("publisher_changes"))
+            changes = all_changes.where(all_changes.batch_id > int(since)).orderBy("batch_id").collect()
             for ch in changes:
-                if ch.change_op == "upsert":
-                    replica.upsert_rows(ch.article, [json.loads(ch.row)])
-                else:
-                    replica.delete_rows(ch.article, [json.loads(ch.row_key)])
+                _apply(replica, ch.article, ch.change_op, ch.row, ch.row_key)
             counts["publisher_changes"] = len(changes)
         if not pub.centralized_conflicts and wh.exists("conflicts"):
-            conflicts = spark.table(wh.table("conflicts")).where(
-                (spark.table(wh.table("conflicts")).subscriber == name)
-                & (spark.table(wh.table("conflicts")).batch_id > int(since)))
+            all_conflicts = spark.table(wh.table("conflicts"))
+            conflicts = all_conflicts.where((all_conflicts.subscriber == name) & (all_conflicts.batch_id > int(since)))
             target = replica.table("conflicts")
             if not spark.catalog.tableExists(target):
                 conflicts.limit(0).writeTo(target).using("iceberg").create()

@@ -13,7 +13,7 @@ from qrepl.warehouse import Warehouse
 
 SCHEMA = "qrepl_e2e"
 PUBLICATION = {
-    "publication": "sales", "policy": "publisher_wins",
+    "publication": "sales", "policy": "publisher_wins", "centralized_conflicts": False,
     "articles": [{"name": "customers", "key": ["customer_id"],
                   "columns": {"customer_id": "int", "city": "string", "credit_limit": "decimal(12,2)"}}],
 }
@@ -86,7 +86,8 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
 
 def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     """After distribution every subscriber's replica equals the publisher (rows and versions):
-    compensations to the loser, the winner's change to everyone; twice changes nothing."""
+    compensations to the loser, the winner's change to everyone, conflicts to their
+    subscriber when not centralized; delivering twice changes nothing."""
     from qrepl.distribution import distribute
 
     wh, subs, _, _ = captured_and_run
@@ -94,6 +95,10 @@ def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     second = distribute(wh)
     assert all(c == {"compensations": 0, "publisher_changes": 0, "conflicts": 0} for c in second.values())
     assert first["a"]["publisher_changes"] == 1
+    # centralized_conflicts: false -> each conflict also goes to its originating subscriber
+    assert (first["a"]["conflicts"], first["b"]["conflicts"]) == (0, 1)
+    replica_conflicts = wh.spark.table(f"{subs['b'].replica.wh.schema}.conflicts").collect()
+    assert [c.tran_id for c in replica_conflicts] == ["b1"]
     publisher = sorted(wh.publisher_rows("customers"), key=lambda r: r["customer_id"])
     for sub in subs.values():
         assert sorted(sub.replica.rows("customers"), key=lambda r: r["customer_id"]) == publisher
