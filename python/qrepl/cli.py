@@ -160,6 +160,32 @@ def dbt(schema, dbt_args) -> None:
 
 
 @main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--subscriber", required=True, help="Subscription the changes come from (stamps every row).")
+@click.option("--schema", default=None)
+def enqueue(file, subscriber, schema) -> None:
+    """Enqueue change records from a JSONL, CSV or Parquet FILE.
+
+    Each record: tran_id, article, op (I/U/D), row (I/U) or key (D), old_version (U/D),
+    new_version (optional, generated). Bad records are listed with their line number and go
+    to queue_rejects with the reason (with the rest of their transaction); the others are
+    enqueued in one atomic commit.
+
+    \b
+    Example:
+      qrepl enqueue changes.jsonl --subscriber north --schema qrepl_demo
+    """
+    from .enqueue import enqueue_file
+    from .service import warehouse
+
+    report = enqueue_file(warehouse(schema), subscriber, file, progress=_echo)
+    for problem in report.problems or []:
+        click.echo(f"rejected {problem}", err=True)
+    _echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
+          f"{report.rejected_records} record(s) rejected to queue_rejects")
+
+
+@main.command()
 @click.option("--schema", default=None)
 def distribute(schema) -> None:
     """Deliver compensating commands, publisher changes (and conflicts when not centralized)

@@ -1,0 +1,175 @@
+"""Bulk enqueue of change records from JSONL, CSV or Parquet files (`qrepl enqueue`).
+
+Each record: tran_id, article, op (I/U/D), row (object, for I/U) or key (object, for D),
+old_version (U/D), new_version (I/U; generated when missing). Records of one tran_id form one
+transaction, in file order. The subscriber and its generation come from the subscription,
+never from the file. Bad records are reported with their line (or row) number and written to
+queue_rejects with the reason; their transaction goes with them; good transactions proceed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .model import ConfigError, Publication, canonical_key, dumps, normalize_row
+from .warehouse import Warehouse, new_version
+
+REJECTS_SCHEMA = (
+    "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, article STRING, "
+    "op STRING, row_key STRING, old_version STRING, new_version STRING, new_row STRING, old_row STRING, "
+    "enqueued_at TIMESTAMP, reason STRING, batch_id INT, rejected_at TIMESTAMP"
+)
+
+
+@dataclass
+class EnqueueReport:
+    transactions: int = 0
+    commands: int = 0
+    rejected_records: int = 0
+    problems: list[str] | None = None
+
+
+def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+    """Yield (where, record, parse_error) for every record of the file."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        with path.open() as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError as exc:
+                    yield f"line {n}", None, f"malformed JSON ({exc.msg})"
+                    continue
+                yield (f"line {n}", rec, None) if isinstance(rec, dict) else (f"line {n}", None, "not an object")
+    elif suffix == ".csv":
+        with path.open(newline="") as f:
+            for n, rec in enumerate(csv.DictReader(f), 2):
+                parsed, error = dict(rec), None
+                for field in ("row", "key"):
+                    if parsed.get(field):
+                        try:
+                            parsed[field] = json.loads(parsed[field])
+                        except ValueError:
+                            error = f"{field} is not JSON"
+                for field in ("old_version", "new_version"):
+                    parsed[field] = parsed.get(field) or None
+                yield f"line {n}", (None if error else parsed), error
+    elif suffix == ".parquet":
+        if spark is None:
+            raise ConfigError("reading Parquet needs the Spark session")
+        for n, r in enumerate(spark.read.parquet(str(path)).collect(), 1):
+            rec = r.asDict(recursive=True)
+            for field in ("row", "key"):
+                if isinstance(rec.get(field), str):
+                    try:
+                        rec[field] = json.loads(rec[field])
+                    except ValueError:
+                        pass
+            yield f"row {n}", rec, None
+    else:
+        raise ConfigError(f"{path}: unsupported file type {suffix!r} (use .jsonl, .csv or .parquet)")
+
+
+def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
+    article = pub.article(rec.get("article")) if isinstance(rec.get("article"), str) else None
+    op = rec.get("op")
+    if not rec.get("tran_id"):
+        return "missing tran_id"
+    if article is None:
+        return f"unknown article {rec.get('article')!r}"
+    if op not in ("I", "U", "D"):
+        return f"bad op {op!r} (use I, U or D)"
+    image = rec.get("key") if op == "D" else rec.get("row")
+    if not isinstance(image, dict):
+        return "missing key" if op == "D" else "missing row"
+    if canonical_key(article, image) is None:
+        return f"missing key: {', '.join(article.key)} required"
+    if op in ("U", "D") and not rec.get("old_version"):
+        return f"op {op} needs old_version"
+    if op == "I" and rec.get("old_version"):
+        return "op I must not carry old_version"
+    if op == "D" and rec.get("new_version"):
+        return "op D must not carry new_version"
+    return None
+
+
+def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[[str], None] = print,
+                 chunk: int = 5000) -> EnqueueReport:
+    pub = wh.require_publication()
+    sub = wh.subscription(subscriber)
+    if sub is None:
+        raise ConfigError(f"no subscription for subscriber {subscriber}")
+    if not Path(path).exists():
+        raise ConfigError(f"{path}: no such file")
+    transactions: dict[str, list[tuple[str, dict]]] = {}
+    bad: dict[str, list[tuple[str, dict | None, str]]] = {}
+    report = EnqueueReport(problems=[])
+    for n, (where, rec, error) in enumerate(read_records(Path(path), wh.spark), 1):
+        if n % chunk == 0:
+            progress(f"read {n} records")
+        reason = error or check_record(pub, rec)
+        tran = str(rec.get("tran_id")) if rec and rec.get("tran_id") else f"<{where}>"
+        if reason:
+            report.problems.append(f"{path}:{where}: {reason}")
+            bad.setdefault(tran, []).append((where, rec, reason))
+        else:
+            transactions.setdefault(tran, []).append((where, rec))
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    queue = wh.spark.table(wh.table("replication_queue"))
+    tran_seq = (queue.where(queue.subscriber == subscriber).agg({"tran_seq": "max"}).collect()[0][0] or 0)
+    rows, rejects = [], []
+    for tran_id, records in transactions.items():
+        tran_seq += 1
+        target = rejects if tran_id in bad else rows
+        for seq, (where, rec) in enumerate(records, 1):
+            target.append(_queue_row(pub, subscriber, sub["generation"], tran_id, tran_seq, seq, rec, now)
+                          | ({"reason": f"{Path(path).name}:{where}: transaction has a quarantined command"}
+                             if target is rejects else {}))
+    for tran_id, records in bad.items():
+        for where, rec, reason in records:
+            rejects.append({"subscriber": subscriber, "generation": sub["generation"], "tran_id": tran_id,
+                            "tran_seq": None, "command_seq": None, "article": (rec or {}).get("article"),
+                            "op": (rec or {}).get("op"), "row_key": None,
+                            "old_version": (rec or {}).get("old_version"), "new_version": (rec or {}).get("new_version"),
+                            "new_row": dumps(rec) if rec else None, "old_row": None, "enqueued_at": now,
+                            "reason": f"{Path(path).name}:{where}: {reason}"})
+    for start in range(0, len(rows), chunk):
+        progress(f"enqueueing commands {start + 1}..{min(start + chunk, len(rows))} of {len(rows)}")
+    wh.append_queue(rows)  # one atomic commit for the whole file's good transactions
+    if rejects:
+        _append_rejects(wh, rejects, now)
+    report.transactions = len({r["tran_id"] for r in rows})
+    report.commands = len(rows)
+    report.rejected_records = sum(len(v) for v in bad.values())
+    return report
+
+
+def _queue_row(pub, subscriber, generation, tran_id, tran_seq, seq, rec, now) -> dict:
+    article = pub.article(rec["article"])
+    op = rec["op"]
+    image = rec.get("key") if op == "D" else rec.get("row")
+    version = None if op == "D" else (rec.get("new_version") or new_version())
+    new_row = None
+    if op != "D":
+        norm = normalize_row(article, image)
+        new_row = dumps({c: norm[c] for c in article.columns})
+    return {"subscriber": subscriber, "generation": generation, "tran_id": tran_id, "tran_seq": tran_seq,
+            "command_seq": seq, "article": article.name, "op": op, "row_key": canonical_key(article, image),
+            "old_version": rec.get("old_version") if op != "I" else None, "new_version": version,
+            "new_row": new_row, "old_row": None, "enqueued_at": now}
+
+
+def _append_rejects(wh: Warehouse, rejects: list[dict], now: datetime) -> None:
+    cols = [c.split()[0] for c in REJECTS_SCHEMA.split(", ")]
+    df = wh.spark.createDataFrame(
+        [tuple({**r, "batch_id": None, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA)
+    if not wh.exists("queue_rejects"):
+        df.limit(0).writeTo(wh.table("queue_rejects")).using("iceberg").tableProperty("format-version", "2").create()
+    df.writeTo(wh.table("queue_rejects")).append()
