@@ -77,6 +77,11 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
              f"{counts['publisher_changes']} publisher changes")
     echo(f"Run: {history['transactions_processed']} transactions, {history['commands_processed']} commands, "
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
+    from .viewer import render_viewer
+
+    page = render_viewer(conflicts, PROJECT_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
+    echo(f"Conflict viewer: {page}")
+    echo(f"Next: .venv/bin/qrepl conflicts --schema {schema}   |   .venv/bin/qrepl status --schema {schema}")
     return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered}
 
 
