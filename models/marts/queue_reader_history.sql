@@ -58,7 +58,9 @@ counts as (
         ) as rejected,
         (select count(*) from queue_rejects) as quarantined,
         (select count(*) from publisher_changes) as publisher_rows_changed,
-        (select count(*) from compensating_commands) as compensating_commands
+        (select count(*) from compensating_commands) as compensating_commands,
+        greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
+        / 1000000.0 as elapsed_seconds
 
 ),
 
@@ -76,16 +78,8 @@ final as (
         quarantined,
         publisher_rows_changed,
         compensating_commands,
-        round(
-            commands_processed
-            / greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
-            * 1000000, 3
-        ) as delivery_rate,
-        round(
-            transactions_processed
-            / greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
-            * 1000000, 3
-        ) as transaction_rate
+        round(commands_processed / elapsed_seconds, 3) as delivery_rate,
+        round(transactions_processed / elapsed_seconds, 3) as transaction_rate
     from counts
     where {{ batch_not_yet_written(batch_id) }}
 

@@ -107,11 +107,6 @@ class Subscriber:
             raise ConfigError(f"no subscription for subscriber {name}: run `qrepl subscription add {name}` first")
         self.replica = Replica(warehouse, name)
 
-    def _next_tran_seq(self) -> int:
-        queue = self.warehouse.spark.table(self.warehouse.table("replication_queue"))
-        row = queue.where(queue.subscriber == self.name).agg({"tran_seq": "max"}).collect()[0][0]
-        return (row or 0) + 1
-
     @contextmanager
     def transaction(self, tran_id: str | None = None) -> Iterator[Transaction]:
         tran = Transaction(self)
@@ -119,7 +114,7 @@ class Subscriber:
         if not tran.commands:
             return
         sub = self.warehouse.subscription(self.name)
-        seq = self._next_tran_seq()
+        seq = self.warehouse.next_tran_seq(self.name)
         tran_id = tran_id or f"{self.name}-{seq}"
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,

@@ -122,8 +122,7 @@ def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[
         else:
             transactions.setdefault(tran, []).append((where, rec))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    queue = wh.spark.table(wh.table("replication_queue"))
-    tran_seq = (queue.where(queue.subscriber == subscriber).agg({"tran_seq": "max"}).collect()[0][0] or 0)
+    tran_seq = wh.next_tran_seq(subscriber) - 1
     rows, rejects = [], []
     for tran_id, records in transactions.items():
         tran_seq += 1

@@ -208,8 +208,7 @@ class ReferenceReader:
     def _process(self, sub_name, tran_id, cmds, batch_id, batch_time, comp_seq) -> str:
         policy = self.publication.policy
         sub = self.subscriptions[sub_name]
-        generation = min(c["generation"] for c in cmds if c["generation"] is not None) if any(
-            c["generation"] is not None for c in cmds) else None
+        generation = min((c["generation"] for c in cmds if c["generation"] is not None), default=None)
         if (generation is not None and generation < sub.generation) or sub.status == "reinit_pending":
             return self._outcome(sub_name, tran_id, batch_id, "rejected_reinit")
 

@@ -129,7 +129,8 @@ class Warehouse:
         return [r.asDict() for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()]
 
     def subscription(self, subscriber: str) -> dict | None:
-        rows = self.spark.table(self.table("subscriptions")).where(f"subscriber = '{check_identifier(subscriber, 'subscriber')}'").collect()
+        subscriptions = self.spark.table(self.table("subscriptions"))
+        rows = subscriptions.where(subscriptions.subscriber == subscriber).collect()
         return rows[0].asDict() if rows else None
 
     def add_subscription(self, subscriber: str) -> None:
@@ -197,6 +198,12 @@ class Warehouse:
         return [r.asDict() for r in self.spark.table(self.table(self.article(article_name).name)).collect()]
 
     # -- queue ------------------------------------------------------------------------------
+    def next_tran_seq(self, subscriber: str) -> int:
+        """The subscriber's next commit number (its queued transactions are ordered by it)."""
+        queue = self.spark.table(self.table("replication_queue"))
+        last = queue.where(queue.subscriber == subscriber).agg({"tran_seq": "max"}).collect()[0][0]
+        return (last or 0) + 1
+
     def append_queue(self, rows: list[dict]) -> None:
         """One atomic Iceberg commit: a transaction's commands are never partly visible."""
         if not rows:
