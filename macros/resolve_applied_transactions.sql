@@ -89,16 +89,23 @@
         {%- if first_disturber is none -%}
             {%- set ns.done = true -%}
         {%- else -%}
+            {%- set influence = _qrepl_influence(prefix, i, policy) -%}
             {%- call statement('resolve_exclude', fetch_result=false) -%}
                 create table {{ prefix }}excluded_{{ i + 1 }} using parquet as
                 select tran_pos from {{ prefix }}excluded_{{ i }}
                 union
-                select tran_pos from {{ prefix }}tentative_{{ i }}
-                where rejected and
-                {%- if policy == 'publisher_wins_reinit' %}
-                    subscriber_cut <= {{ first_disturber }} and tran_pos >= subscriber_cut
+                select tentative.tran_pos from {{ prefix }}tentative_{{ i }} as tentative
+                {#- every rejection that nothing earlier can still change is exact #}
+                {%- if influence is not none %}
+                left anti join {{ influence }} as influence
+                    on {% if policy == 'publisher_wins_reinit' %}tentative.subscriber_cut{% else %}tentative.tran_pos{% endif %} = influence.tran_pos
+                    and influence.influenced
+                where tentative.rejected
+                {%- elif policy == 'publisher_wins_reinit' %}
+                where tentative.rejected
+                    and tentative.subscriber_cut <= {{ first_disturber }} and tentative.tran_pos >= tentative.subscriber_cut
                 {%- else %}
-                    tran_pos <= {{ first_disturber }}
+                where tentative.rejected and tentative.tran_pos <= {{ first_disturber }}
                 {%- endif %}
             {%- endcall -%}
             {%- set ns.iteration = i + 1 -%}
@@ -111,6 +118,73 @@
     {%- endcall -%}
     {%- do log('qrepl: batch ' ~ batch_id ~ ' resolved in ' ~ (ns.iteration + 1) ~ ' pass(es)', info=false) -%}
     {{ return(prefix ~ 'applied') }}
+{% endmacro %}
+
+
+{% macro _qrepl_influence(prefix, i, policy) %}
+    {#- Which live transactions of pass i may still be decided wrongly. A disturber (rejected,
+        yet on a chain) makes every later candidate on its rows doubtful; a doubtful
+        transaction makes every later candidate on all of its rows doubtful in turn (and,
+        under publisher_wins_reinit, every later transaction of its subscriber, as if the
+        subscriber were one more row). A transaction none of whose rows has a doubtful
+        candidate before it is decided exactly, so all such rejections can be fixed at once,
+        not only the earliest. The spread takes one statement per hop through distinct rows;
+        after 16 hops the caller falls back to fixing the earliest disturber. Returns a table
+        (tran_pos, influenced) or none. -#}
+    {%- call statement('influence_touch', fetch_result=false) -%}
+        create table {{ prefix }}touch_{{ i }} using parquet as
+        select distinct tentative.tran_pos, candidates.article, candidates.row_key
+        from {{ prefix }}tentative_{{ i }} as tentative
+        inner join {{ prefix }}candidates as candidates
+            on tentative.tran_pos = candidates.tran_pos
+        {%- if policy == 'publisher_wins_reinit' %}
+        union all
+        select tran_pos, '' as article, subscriber as row_key
+        from {{ prefix }}tentative_{{ i }}
+        {%- endif %}
+    {%- endcall -%}
+    {%- call statement('influence_0', fetch_result=false) -%}
+        create table {{ prefix }}influence_{{ i }}_0 using parquet as
+        select tran_pos, false as influenced
+        from {{ prefix }}tentative_{{ i }}
+        where rejected and touches_chain
+    {%- endcall -%}
+    {%- set ns = namespace(result=none, k=0, sources=run_query(
+        'select count(*) from ' ~ prefix ~ 'influence_' ~ i ~ '_0').rows[0][0]) -%}
+    {%- for _ in range(16) if ns.result is none -%}
+        {%- set k = ns.k -%}
+        {%- call statement('influence_spread', fetch_result=false) -%}
+            create table {{ prefix }}influence_{{ i }}_{{ k + 1 }} using parquet as
+            with marks as (
+                select touch.article, touch.row_key, min(touch.tran_pos) as first_pos
+                from {{ prefix }}touch_{{ i }} as touch
+                inner join {{ prefix }}influence_{{ i }}_{{ k }} as sources
+                    on touch.tran_pos = sources.tran_pos
+                group by touch.article, touch.row_key
+            ),
+            flagged as (
+                select touch.tran_pos, true as influenced
+                from {{ prefix }}touch_{{ i }} as touch
+                inner join marks
+                    on touch.article = marks.article and touch.row_key = marks.row_key
+                where touch.tran_pos > marks.first_pos
+                union all
+                select tran_pos, false as influenced
+                from {{ prefix }}influence_{{ i }}_{{ k }}
+            )
+            select tran_pos, max(influenced) as influenced
+            from flagged
+            group by tran_pos
+        {%- endcall -%}
+        {%- set sources = run_query('select count(*) from ' ~ prefix ~ 'influence_' ~ i ~ '_' ~ (k + 1)).rows[0][0] -%}
+        {%- if sources == ns.sources -%}
+            {%- set ns.result = prefix ~ 'influence_' ~ i ~ '_' ~ (k + 1) -%}
+        {%- else -%}
+            {%- set ns.sources = sources -%}
+            {%- set ns.k = k + 1 -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(ns.result) }}
 {% endmacro %}
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
-from .model import ConfigError
+from .model import CONFLICT_CODES, ConfigError
+
+TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 
 
 class QreplGroup(click.Group):
@@ -73,37 +75,51 @@ def run(schema: str | None) -> None:
 @click.option("--schema", default=None, help="Publisher schema.")
 @click.option("--article", default=None, help="Only this article.")
 @click.option("--subscriber", default=None, help="Only this subscriber.")
-@click.option("--type", "conflict_type", default=None, help="Only this conflict type, e.g. update_update.")
+@click.option("--type", "conflict_type", default=None,
+              type=click.Choice(sorted(CONFLICT_CODES)), help="Only this conflict type.")
+@click.option("--since", type=click.DateTime(TIME_FORMATS), default=None,
+              help="Only conflicts detected at or after this UTC time (YYYY-MM-DD or 'YYYY-MM-DD HH:MM[:SS]').")
+@click.option("--until", type=click.DateTime(TIME_FORMATS), default=None,
+              help="Only conflicts detected before this UTC time.")
+@click.option("--show", "show_id", default=None, metavar="CONFLICT_ID",
+              help="Detail of one conflict: winning and losing rows side by side, differing columns marked '*'.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for scripts.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the listed conflicts' full details (JSON lines) to this file.")
-@click.option("--remove", "remove_ids", multiple=True, help="Remove a reviewed conflict by conflict_id (repeatable).")
-def conflicts(schema, article, subscriber, conflict_type, as_json, log_file, remove_ids) -> None:
-    """List conflicts with the winning and losing rows; remove reviewed ones.
+              help="Also write the selected conflicts' full details (JSON lines) to this file.")
+@click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
+              help="Remove a reviewed conflict by conflict_id (repeatable).")
+def conflicts(schema, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
+              remove_ids) -> None:
+    """List conflicts, show one side by side, log or remove reviewed ones.
 
     \b
     Example:
-      qrepl conflicts --schema qrepl_demo --subscriber south
-      qrepl conflicts --schema qrepl_demo --log south.jsonl --subscriber south
+      qrepl conflicts --schema qrepl_demo --subscriber south --since 2026-11-01
+      qrepl conflicts --schema qrepl_demo --show 4d7db36187336aca5b0cef2066ce8ec3
+      qrepl conflicts --schema qrepl_demo --subscriber south --log south.jsonl
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import list_conflicts, remove_conflicts
+    from .service import conflict_detail, list_conflicts, remove_conflicts
 
     if remove_ids:
         removed = remove_conflicts(schema, list(remove_ids))
         _echo(f"removed {removed} conflict(s)")
         return
-    rows = list_conflicts(schema, article, subscriber, conflict_type)
+    rows = list_conflicts(schema, article, subscriber, conflict_type, since, until, show_id)
+    if show_id and not rows:
+        raise click.ClickException(f"no conflict {show_id} (list them with: qrepl conflicts)")
     if log_file:
         log_file.write_text("".join(json.dumps(c, default=str, sort_keys=True) + "\n" for c in rows))
     for c in rows:
         if as_json:
             _echo(json.dumps(c, default=str, sort_keys=True))
+        elif show_id:
+            _echo("\n".join(conflict_detail(c)))
         else:
             _echo(f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
                   f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}")
-    if not as_json:
-        _echo(f"{len(rows)} conflict(s)")
+    if not as_json and not show_id:
+        _echo(f"{len(rows)} conflict(s)" + ("; details: qrepl conflicts --show CONFLICT_ID" if rows else ""))
 
 
 @main.command()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 import os
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
@@ -63,19 +64,60 @@ def run_reader(schema: str | None = None, echo: Echo = print) -> dict[str, Any]:
 
 
 def list_conflicts(schema: str | None = None, article: str | None = None, subscriber: str | None = None,
-                   conflict_type: str | None = None) -> list[dict]:
+                   conflict_type: str | None = None, since: datetime | None = None, until: datetime | None = None,
+                   conflict_id: str | None = None) -> list[dict]:
+    """Conflicts, oldest first; filters travel as DataFrame predicates, never as SQL text.
+    `since` is inclusive and `until` exclusive, both compared with detected_at (UTC)."""
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
         return []
     df = wh.spark.table(wh.table("conflicts"))
-    for column, value in (("article", article), ("subscriber", subscriber), ("conflict_type", conflict_type)):
+    for column, value in (("article", article), ("subscriber", subscriber), ("conflict_type", conflict_type),
+                          ("conflict_id", conflict_id)):
         if value is not None:
             df = df.where(df[column] == value)
+    if since is not None:
+        df = df.where(df["detected_at"] >= since)
+    if until is not None:
+        df = df.where(df["detected_at"] < until)
     rows = [r.asDict() for r in df.orderBy("detected_at", "subscriber", "tran_id", "command_seq").collect()]
     for r in rows:
         for image in ("publisher_row", "subscriber_row"):
             r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
     return rows
+
+
+def conflict_detail(c: dict) -> list[str]:
+    """A conflict's detail: the winning and losing rows side by side, differing columns marked '*'."""
+    publisher, subscriber = c.get("publisher_row"), c.get("subscriber_row")
+    winner_is_publisher = c.get("winner") == "publisher"
+    left = f"publisher ({'winner' if winner_is_publisher else 'loser'})"
+    right = f"subscriber ({'loser' if winner_is_publisher else 'winner'})"
+    columns = list(dict.fromkeys([*(publisher or {}), *(subscriber or {})]))
+    cells = [("", "column", left, right)]
+    for col in columns:
+        pv = "(absent)" if publisher is None else _cell(publisher.get(col))
+        sv = "(absent)" if subscriber is None else _cell(subscriber.get(col))
+        cells.append(("*" if pv != sv else "", col, pv, sv))
+    if not columns:
+        cells.append(("*", "(row)", "(absent)", "(absent)"))
+    widths = [max(len(row[i]) for row in cells) for i in range(4)]
+    lines = [
+        f"conflict {c['conflict_id']}: {c['conflict_type']} (code {c['conflict_type_code']}), winner {c['winner']}",
+        f"  {c['reason_text']}",
+        f"  article {c['article']} row {c['row_key']}; subscriber {c['subscriber']} transaction {c['tran_id']} "
+        f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
+        f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
+        f"subscriber wrote {c['new_version']}",
+        "",
+    ]
+    for row in cells:
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    return lines
+
+
+def _cell(value: Any) -> str:
+    return "null" if value is None else str(value)
 
 
 def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:

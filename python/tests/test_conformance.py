@@ -1,13 +1,25 @@
 """Property test: random workloads through Spark + dbt and through the reference agree.
 
-CI runs QREPL_CONFORMANCE_EXAMPLES (default 5) workloads per policy in one Spark session;
+Each hypothesis example draws a random publication (1–3 articles, composite keys, mixed
+column types) and PACK independent workloads over it. A workload has 1–5 subscribers of its
+own, hot rows, multi-command and multi-row transactions, current / stale / garbage / foreign
+old versions, publisher-local changes between runs, reinitializations and transactions
+stamped with an older generation. The workloads share the articles but never a subscriber or
+a key, so one replay of the pack checks them all, and the pack itself is one more (bigger)
+workload that must match too. If a pack differs, each of its workloads is replayed on its
+own to name the one that differs.
+
+CI runs QREPL_CONFORMANCE_EXAMPLES workloads per policy (default 30) in one Spark session;
 `make conformance N=300` runs more on demand.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import uuid
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -15,96 +27,176 @@ from hypothesis import strategies as st
 
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 
-EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "5"))
+EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "30"))
+PACK = max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "10")))
+KEY_TYPES = ["int", "bigint", "string"]
+VALUE_TYPES = ["int", "string", "decimal(8,2)", "boolean", "date", "double"]
 
 
 @st.composite
-def workloads(draw, policy: str) -> dict:
-    articles = [
-        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-        {"name": "lines", "key": ["order_id", "line_no"],
-         "columns": {"order_id": "int", "line_no": "int", "qty": "int"}},
-    ][: draw(st.integers(1, 2))]
-    subscribers = [f"s{i}" for i in range(1, draw(st.integers(1, 4)) + 1)]
-    rng_versions = []
+def publications(draw) -> list[dict]:
+    """1–3 articles, each with a 1–2 column key and 1–3 other columns of mixed types."""
+    articles = []
+    for a in range(draw(st.integers(1, 3))):
+        key = [f"k{i}" for i in range(draw(st.integers(1, 2)))]
+        columns = {k: draw(st.sampled_from(KEY_TYPES)) for k in key}
+        for c in range(draw(st.integers(1, 3))):
+            columns[f"c{c}"] = draw(st.sampled_from(VALUE_TYPES))
+        articles.append({"name": f"article_{a}", "key": key, "columns": columns})
+    return articles
+
+
+def _value(draw, type_name: str):
+    if draw(st.integers(0, 9)) == 0:
+        return None
+    if type_name in ("int", "bigint"):
+        return draw(st.integers(-5, 5))
+    if type_name == "string":
+        return draw(st.sampled_from(["a", "b", "é", "x y", ""]))
+    if type_name == "boolean":
+        return draw(st.booleans())
+    if type_name == "date":
+        return (date(2026, 1, 1) + timedelta(days=draw(st.integers(0, 3)))).isoformat()
+    if type_name == "double":
+        return draw(st.sampled_from([0.5, -2.25, 3.0, 1e10]))
+    return draw(st.sampled_from(["1.50", "-0.25", "100.00"]))
+
+
+@st.composite
+def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
+    """One workload over `articles`: its own subscribers p<part>s<i>, its own keys."""
+    subscribers = [f"p{part}s{i}" for i in range(1, draw(st.integers(1, 5)) + 1)]
+    versions: list[str] = []
 
     def fresh() -> str:
-        value = str(uuid.UUID(int=draw(st.integers(0, 2**64)) | (1 << 100) | (len(rng_versions) << 80)))
-        rng_versions.append(value)
+        value = str(uuid.UUID(int=draw(st.integers(0, 2**64)) | (part << 96) | (len(versions) << 72)))
+        versions.append(value)
         return value
 
-    def key_row(article, k: int) -> dict:
-        if article["name"] == "customers":
-            return {"customer_id": k}
-        return {"order_id": k, "line_no": 1 + k % 2}
+    def key_row(article: dict, k: int) -> dict:
+        row = {}
+        for i, col in enumerate(article["key"]):
+            n = part * 100 + k + i  # disjoint from every other workload of the pack
+            row[col] = n if article["columns"][col] != "string" else f"p{part}k{k}_{i}"
+        return row
 
-    def full_row(article, k: int) -> dict:
-        r = key_row(article, k)
-        if article["name"] == "customers":
-            r["city"] = draw(st.sampled_from(["a", "b", "c"]))
-        else:
-            r["qty"] = draw(st.integers(0, 9))
-        return r
+    def full_row(article: dict, k: int) -> dict:
+        row = key_row(article, k)
+        for col, typ in article["columns"].items():
+            if col not in row:
+                row[col] = _value(draw, typ)
+        return row
 
     known: dict[tuple[str, int], str] = {}
     publisher = {}
     for article in articles:
         rows = []
         for k in range(draw(st.integers(0, 3))):
-            version = fresh()
-            known[(article["name"], k)] = version
-            rows.append({**full_row(article, k), "msrepl_tran_version": version})
+            known[(article["name"], k)] = fresh()
+            rows.append({**full_row(article, k), "msrepl_tran_version": known[(article["name"], k)]})
         publisher[article["name"]] = rows
-    steps = [{"publisher_rows": publisher}]
-    for _ in range(draw(st.integers(1, 2))):
+    rounds = []
+    generations = dict.fromkeys(subscribers, 0)
+    for r in range(draw(st.integers(1, 3))):
+        changes = []
+        for _ in range(draw(st.integers(0, 2)) if r else 0):  # publisher-local writes between runs
+            article = draw(st.sampled_from(articles))
+            k = draw(st.integers(0, 3))
+            if draw(st.booleans()):
+                new = fresh()
+                changes.append({"article": article["name"], "op": "U", "row": full_row(article, k),
+                                "new_version": new})
+                known[(article["name"], k)] = new
+            else:
+                changes.append({"article": article["name"], "op": "D", "key": key_row(article, k)})
+                known.pop((article["name"], k), None)
         transactions = []
         for t in range(draw(st.integers(1, 6))):
+            subscriber = draw(st.sampled_from(subscribers))
             commands = []
             for _ in range(draw(st.integers(1, 3))):
                 article = draw(st.sampled_from(articles))
                 k = draw(st.integers(0, 3))
                 op = draw(st.sampled_from(["I", "U", "U", "D"]))
                 seen = known.get((article["name"], k))
-                old = draw(st.sampled_from([seen, fresh(), rng_versions[0] if rng_versions else None])) \
-                    if op != "I" else None
+                old = None
+                if op != "I":
+                    old = draw(st.sampled_from([seen, seen, None, "foreign"]))
+                    old = versions[0] if old == "foreign" and versions else (old or fresh())
                 new = fresh() if op != "D" else None
-                cmd = {"article": article["name"], "op": op, "old_version": old or fresh(), "new_version": new}
-                if op == "I":
-                    cmd.pop("old_version")
-                    cmd["old_version"] = None
+                cmd = {"article": article["name"], "op": op, "old_version": old, "new_version": new}
                 if op == "D":
                     cmd["key"] = key_row(article, k)
                 else:
                     cmd["row"] = full_row(article, k)
-                if op != "D" and draw(st.booleans()):
+                if op == "D" and draw(st.booleans()):
+                    known.pop((article["name"], k), None)
+                elif op != "D" and draw(st.booleans()):
                     known[(article["name"], k)] = new
                 commands.append(cmd)
-            transactions.append({"subscriber": draw(st.sampled_from(subscribers)),
-                                 "tran_id": f"t{len(steps)}_{t}", "commands": commands})
-        steps.append({"enqueue": transactions})
-        steps.append({"run": {}})
+            tran = {"subscriber": subscriber, "tran_id": f"p{part}r{r}t{t}", "commands": commands}
+            if generations[subscriber] and draw(st.integers(0, 4)) == 0:
+                tran["generation"] = generations[subscriber] - 1  # queued before the last snapshot
+            transactions.append(tran)
+        reinit = []
         if policy == "publisher_wins_reinit" and draw(st.booleans()):
-            steps.append({"reinitialize": {"subscriber": draw(st.sampled_from(subscribers))}})
+            reinit = [draw(st.sampled_from(subscribers))]
+        rounds.append({"changes": changes, "transactions": transactions, "reinit": reinit})
+        for s in reinit:
+            generations[s] += 1
+    return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds}
+
+
+def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
+    """The replay scenario running `parts` side by side: round r of every part before run r."""
+    publisher = {a["name"]: [row for p in parts for row in p["publisher"][a["name"]]] for a in articles}
+    steps: list[dict] = [{"publisher_rows": publisher}]
+    for r in range(max(len(p["rounds"]) for p in parts)):
+        rounds = [p["rounds"][r] for p in parts if r < len(p["rounds"])]
+        steps += [{"publisher_change": c} for rd in rounds for c in rd["changes"]]
+        steps.append({"enqueue": [t for rd in rounds for t in rd["transactions"]]})
+        steps.append({"run": {}})
+        steps += [{"reinitialize": {"subscriber": s}} for rd in rounds for s in rd["reinit"]]
     return {"publication": "sales", "policy": policy, "articles": articles,
-            "subscribers": subscribers, "steps": steps}
+            "subscribers": [s for p in parts for s in p["subscribers"]], "steps": steps}
 
 
-def _check(spark, data: dict) -> None:
+@st.composite
+def packs(draw, policy: str, size: int) -> tuple[list[dict], list[dict]]:
+    articles = draw(publications())
+    return articles, [draw(workloads(policy, articles, j)) for j in range(size)]
+
+
+def _outputs(data: dict, backend_class) -> dict:
     scenario = scenario_from_dict(data, "generated")
-    expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-    actual = normalized_outputs(scenario, play(scenario, SparkBackend(scenario)))
-    assert actual == expected
+    return normalized_outputs(scenario, play(scenario, backend_class(scenario)))
+
+
+def _check(policy: str, articles: list[dict], parts: list[dict]) -> None:
+    data = scenario_of(policy, articles, parts)
+    expected = _outputs(data, ReferenceBackend)
+    actual = _outputs(data, SparkBackend)
+    if actual == expected:
+        return
+    for part in parts:  # name the workload that differs
+        single = scenario_of(policy, articles, [part])
+        if _outputs(single, SparkBackend) != _outputs(single, ReferenceBackend):
+            pytest.fail("Spark + dbt differs from the reference on this workload:\n" + json.dumps(single, indent=1))
+    pytest.fail("each workload matches alone but the pack differs:\n" + json.dumps(data, indent=1))
 
 
 @pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit", "subscriber_wins"])
 def test_generated_workloads_match_reference(spark, policy):
-    """Random publications, subscribers, hot rows, multi-command transactions, stale / current /
-    garbage old versions and reinitializations: Spark + dbt == reference."""
+    """Random publications, 1–5 subscribers, hot rows, multi-command transactions, stale /
+    current / garbage old versions, publisher changes between runs and reinitializations:
+    `qrepl replay` (Spark + dbt) == the reference on publisher tables, conflicts,
+    compensating commands, transaction outcomes, subscriptions and rejects."""
+    size = min(PACK, EXAMPLES)
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") == "true", database=None,
-              suppress_health_check=list(HealthCheck), phases=[Phase.generate])
-    @given(workloads(policy))
-    def check(data):
-        _check(spark, data)
+    @settings(max_examples=math.ceil(EXAMPLES / size), deadline=None, derandomize=os.environ.get("CI") == "true",
+              database=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+    @given(packs(policy, size))
+    def check(pack):
+        _check(policy, *pack)
 
     check()
