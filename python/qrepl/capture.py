@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row
+from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row, typed_row
 from .warehouse import Warehouse, new_version
 
 
@@ -28,23 +28,23 @@ class Replica:
         self.wh = Warehouse(warehouse.spark, replica_schema(warehouse, subscriber))
         self.publisher = warehouse
 
-    def snapshot_from_publisher(self) -> None:
+    def snapshot_from_publisher(self, progress=lambda _: None) -> None:
         """Replace the replica with the publisher's current rows (initial sync, reinitialization)."""
-        spark = self.wh.spark
-        spark.sql(f"create database if not exists {self.wh.schema}")
-        pub = self.publisher.require_publication()
-        for article in pub.articles:
-            spark.sql(f"create or replace table {self.wh.table(article.name)} using iceberg "
-                      f"as select * from {self.publisher.table(article.name)}")
+        from .distribution import snapshot_replica
+
+        snapshot_replica(self.publisher, self.subscriber, progress)
 
     def row(self, article: str, key_values: dict[str, Any]) -> dict | None:
+        """The replica's row with this key (a key filter, not a scan collected to the driver)."""
         a = self.publisher.article(article)
-        key = canonical_key(a, key_values)
-        for r in self.wh.spark.table(self.wh.table(a.name)).collect():
-            d = r.asDict()
-            if canonical_key(a, d) == key:
-                return d
-        return None
+        if canonical_key(a, key_values) is None:
+            return None
+        typed = typed_row(a, key_values)
+        df = self.wh.spark.table(self.wh.table(a.name))
+        for k in a.key:
+            df = df.where(df[k] == typed[k])
+        found = df.limit(1).collect()
+        return found[0].asDict() if found else None
 
     def rows(self, article: str) -> list[dict]:
         return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]

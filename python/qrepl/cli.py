@@ -260,7 +260,7 @@ def subscription_add(subscriber, schema) -> None:
 
     wh = warehouse(schema)
     wh.add_subscription(subscriber)
-    Subscriber(wh, subscriber).replica.snapshot_from_publisher()
+    Subscriber(wh, subscriber).replica.snapshot_from_publisher(progress=_echo)
     _echo(f"subscribed {subscriber}")
 
 
@@ -277,7 +277,8 @@ def subscription_reinit(subscriber, schema) -> None:
     from .distribution import reinitialize
     from .service import warehouse
 
-    _echo(f"{subscriber} reinitialized, generation {reinitialize(warehouse(schema), subscriber)}")
+    generation = reinitialize(warehouse(schema), subscriber, progress=_echo)
+    _echo(f"{subscriber} reinitialized, generation {generation}")
 
 
 @subscription.command("list")

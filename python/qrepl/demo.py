@@ -54,7 +54,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     history = run_reader(schema, echo=echo)
 
     echo("[5/6] distributing compensating commands and publisher changes to the subscribers")
-    delivered = distribute(wh)
+    delivered = distribute(wh, progress=echo)
 
     echo("[6/6] summary")
     outcomes = [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
@@ -73,8 +73,8 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     echo("")
     echo("Delivered to subscribers")
     for name, counts in delivered.items():
-        echo(f"  {name:<6} {counts['compensations']} compensating commands, "
-             f"{counts['publisher_changes']} publisher changes")
+        echo(f"  {name:<6} {counts['rows_delivered']} rows delivered "
+             f"({counts['compensations']} compensating commands)")
     echo(f"Run: {history['transactions_processed']} transactions, {history['commands_processed']} commands, "
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
     from .viewer import render_viewer

@@ -1,111 +1,199 @@
-"""Distribution agent: compensating commands to their originating subscriber, publisher
-changes to every subscriber, conflicts to the originating subscriber when conflicts are not
-centralized. Idempotent: each subscriber's delivered batch is recorded, so delivering twice
-changes nothing; within a batch, compensations (the publisher's row as of the rejected
-transaction) are applied before the batch's net publisher changes, so an older row image
-never overwrites a newer one.
+"""Distribution agent: brings every active subscriber's replica up to the publisher.
+
+Iceberg snapshots are the publisher's log. For each subscriber and article we keep the
+publisher snapshot its replica reflects (`subscription_deliveries`); a delivery reads the
+rows that differ between that snapshot and the current one — whoever wrote them: the queue
+reader's MERGE of other subscribers' transactions or a publisher-local job — plus the rows of
+the subscriber's pending compensating commands, and merges the publisher's *current* row (or
+a delete) for each of them into the replica in one MERGE per article. So:
+
+* a subscriber only ever receives its own compensating commands, and a compensated row ends
+  equal to the publisher's newest row: an older row image never overwrites a newer one;
+* rows the publisher did not change since the last delivery are left alone, so a replica's
+  still-queued local changes stay visible to its subscriber;
+* delivering twice changes nothing (the second delivery finds no difference).
+
+Conflicts are delivered to their originating subscriber too when the publication's conflicts
+are not centralized. Reinitialization replaces a replica with the publisher's current
+snapshot. Snapshots that distribution still needs must not be expired.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Callable
 
-from .capture import ReplicaWarehouse, replica_schema
+from .capture import replica_schema
+from .model import ConfigError, check_identifier
 from .warehouse import Warehouse
 
-DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
+DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
+CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
+Progress = Callable[[str], None]
 
 
-def _replica(wh: Warehouse, subscriber: str) -> ReplicaWarehouse | None:
-    replica = ReplicaWarehouse(wh, replica_schema(wh, subscriber))
-    return replica if wh.spark.catalog.databaseExists(replica.schema) else None
+def current_snapshot(wh: Warehouse, article: str) -> int | None:
+    """The publisher table's current snapshot id (None for a table never written)."""
+    history = wh.spark.table(f"{wh.table(article)}.history")
+    row = history.where("is_current_ancestor").orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+    return row.snapshot_id if row else None
 
 
-def _apply(replica: ReplicaWarehouse, article: str, op: str, row: str | None, row_key: str) -> None:
-    """One upsert (row image JSON) or delete (by canonical key) on a replica."""
-    if op == "upsert":
-        replica.upsert_rows(article, [json.loads(row)])
-    else:
-        replica.delete_rows(article, [json.loads(row_key)])
+def _table_at(wh: Warehouse, article: str, snapshot_id: int | None):
+    if snapshot_id is None:
+        return wh.spark.table(wh.table(article)).limit(0)
+    return wh.spark.read.option("snapshot-id", snapshot_id).table(wh.table(article))
 
 
-def distribute_compensations(wh: Warehouse) -> dict[str, int]:
-    """Apply undelivered compensating commands to each subscriber's replica, in order, once."""
-    if not wh.exists("compensating_commands"):
-        return {}
+def _deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
+    if not wh.exists("subscription_deliveries"):
+        wh.spark.sql(f"create table {wh.table('subscription_deliveries')} ({DELIVERIES_SCHEMA}) using iceberg")
+    return {(r.subscriber, r.article): r.snapshot_id
+            for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
+
+
+def _record(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
+    """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
+    _deliveries(wh)
+    rows = [(subscriber, article, sid) for article, sid in snapshots.items()]
+    wh.spark.createDataFrame(rows, DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
+    wh.spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
+                 f"on t.subscriber = s.subscriber and t.article = s.article "
+                 f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
+
+
+def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
+    """Replace the subscriber's replica with the publisher's current rows and record the
+    snapshots it reflects (initial sync and reinitialization)."""
     spark = wh.spark
-    pending = spark.table(wh.table("compensating_commands")).where("delivered_at is null") \
-        .orderBy("subscriber", "batch_id", "seq").collect()
-    delivered: dict[str, int] = {}
-    for c in pending:
-        replica = _replica(wh, c.subscriber)
-        if replica is None:
-            continue
-        _apply(replica, c.article, c.op, c.row, c.row_key)
-        delivered[c.subscriber] = delivered.get(c.subscriber, 0) + 1
-    if pending:
+    schema = replica_schema(wh, subscriber)
+    spark.sql(f"create database if not exists {schema}")
+    snapshots = {}
+    for article in wh.require_publication().articles:
+        sid = current_snapshot(wh, article.name)
+        rows = _table_at(wh, article.name, sid)
+        rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
+        snapshots[article.name] = sid
+        progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
+    _record(wh, subscriber, snapshots)
+    if wh.exists("compensating_commands"):  # the snapshot supersedes them
+        comp = spark.table(wh.table("compensating_commands"))
+        comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
+            .select("subscriber").distinct().createOrReplaceTempView("qrepl_superseded")
         spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
-                  f"where delivered_at is null")
-    return delivered
+                  f"where delivered_at is null and subscriber in (select subscriber from qrepl_superseded)")
 
 
-def distribute(wh: Warehouse, progress: Callable[[str], None] = lambda _: None) -> dict[str, dict[str, int]]:
+def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
+                     pending_keys) -> int:
+    """Merge into the replica the publisher's current row for every row changed between the
+    two snapshots or named by a pending compensating command; returns the rows merged."""
+    from pyspark.sql import functions as F
+
+    article = wh.article(article_name)
+    cols = list(article.columns) + ["msrepl_tran_version"]
+    image = F.md5(F.to_json(F.struct(*cols)))
+    before = _table_at(wh, article.name, since).select(*article.key, image.alias("before_image"))
+    current = _table_at(wh, article.name, now)
+    after = current.select(*article.key, image.alias("after_image"))
+    changed = before.join(after, list(article.key), "full_outer") \
+        .where(~F.col("before_image").eqNullSafe(F.col("after_image"))).select(*article.key)
+    keys = changed.unionByName(pending_keys.select(*article.key)).distinct()
+    source = keys.join(current.withColumn("qrepl_present", F.lit(True)), list(article.key), "left")
+    view = f"qrepl_delivery_{subscriber}_{article.name}"
+    source.createOrReplaceTempView(view)
+    count = source.count()
+    if count:
+        on = " and ".join(f"t.{k} <=> s.{k}" for k in article.key)
+        assignments = ", ".join(f"t.{c} = s.{c}" for c in cols)
+        wh.spark.sql(
+            f"merge into {replica_schema(wh, subscriber)}.{article.name} t using {view} s on {on} "
+            f"when matched and s.qrepl_present is null then delete "
+            f"when matched then update set {assignments} "
+            f"when not matched and s.qrepl_present then insert ({', '.join(cols)}) "
+            f"values ({', '.join('s.' + c for c in cols)})")
+    wh.spark.catalog.dropTempView(view)
+    return count
+
+
+def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, dict[str, int]]:
     """Deliver everything pending to every active subscriber; returns counts per subscriber."""
+    from pyspark.sql import functions as F
+
     spark = wh.spark
     pub = wh.require_publication()
-    if not wh.exists("subscription_deliveries"):
-        spark.sql(f"create table {wh.table('subscription_deliveries')} ({DELIVERIES_SCHEMA}) using iceberg")
+    delivered = _deliveries(wh)
+    has_comp = wh.exists("compensating_commands")
     report: dict[str, dict[str, int]] = {}
-    compensations = distribute_compensations(wh)
-    last = {r.subscriber: r.batch_id for r in spark.table(wh.table("subscription_deliveries")).collect()}
-    has_changes = wh.exists("publisher_changes")
-    newest = 0
-    if wh.exists("queue_reader_history"):
-        newest = spark.table(wh.table("queue_reader_history")).agg({"batch_id": "max"}).collect()[0][0] or 0
-    for sub in wh.subscriptions():
+    subscriptions = wh.subscriptions()
+    for n, sub in enumerate(subscriptions, 1):
         name = sub["subscriber"]
-        counts = {"compensations": compensations.get(name, 0), "publisher_changes": 0, "conflicts": 0}
-        replica = _replica(wh, name)
-        if replica is None or sub["status"] != "active":
-            report[name] = counts
-            continue
-        since = last.get(name, 0)
-        progress(f"{name}: batches {since + 1}..{newest}")
-        if has_changes:
-            all_changes = spark.table(wh.table("publisher_changes"))
-            changes = all_changes.where(all_changes.batch_id > int(since)).orderBy("batch_id").collect()
-            for ch in changes:
-                _apply(replica, ch.article, ch.change_op, ch.row, ch.row_key)
-            counts["publisher_changes"] = len(changes)
-        if not pub.centralized_conflicts and wh.exists("conflicts"):
-            all_conflicts = spark.table(wh.table("conflicts"))
-            conflicts = all_conflicts.where((all_conflicts.subscriber == name) & (all_conflicts.batch_id > int(since)))
-            target = replica.table("conflicts")
-            if not spark.catalog.tableExists(target):
-                conflicts.limit(0).writeTo(target).using("iceberg").create()
-            conflicts.writeTo(target).append()
-            counts["conflicts"] = conflicts.count()
-        if newest > since:
-            spark.createDataFrame([(name, newest)], DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
-            spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
-                      f"on t.subscriber = s.subscriber when matched then update set t.batch_id = s.batch_id "
-                      f"when not matched then insert *")
+        counts = {"compensations": 0, "rows_delivered": 0, "conflicts": 0}
         report[name] = counts
+        if sub["status"] != "active" or not spark.catalog.databaseExists(replica_schema(wh, name)):
+            progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
+                     f"{'present' if spark.catalog.databaseExists(replica_schema(wh, name)) else 'missing'})")
+            continue
+        pending = None
+        if has_comp:
+            comp = spark.table(wh.table("compensating_commands"))
+            pending = comp.where((comp.subscriber == name) & comp.delivered_at.isNull())
+            counts["compensations"] = pending.count()
+        snapshots = {}
+        for article in pub.articles:
+            since = delivered.get((name, article.name))
+            now = current_snapshot(wh, article.name)
+            keys = spark.createDataFrame([], ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key))
+            if pending is not None:
+                ddl = ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key)
+                keys = pending.where(pending.article == article.name) \
+                    .select(F.from_json("row_key", ddl).alias("k")).select("k.*")
+            if since == now and not counts["compensations"]:
+                continue
+            counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
+            snapshots[article.name] = now
+        if snapshots:
+            _record(wh, name, snapshots)
+        if counts["compensations"]:
+            pending.select("subscriber").distinct().createOrReplaceTempView("qrepl_compensated")
+            spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
+                      f"where delivered_at is null and subscriber in (select subscriber from qrepl_compensated)")
+        if not pub.centralized_conflicts:
+            counts["conflicts"] = _deliver_conflicts(wh, name)
+        progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "
+                 f"({counts['compensations']} compensating command(s)), {counts['conflicts']} conflict(s)")
     return report
 
 
-def reinitialize(wh: Warehouse, subscriber: str) -> int:
+def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
+    spark = wh.spark
+    if not wh.exists("conflicts"):
+        return 0
+    if not wh.exists("conflict_deliveries"):
+        spark.sql(f"create table {wh.table('conflict_deliveries')} ({CONFLICT_DELIVERIES_SCHEMA}) using iceberg")
+    marks = spark.table(wh.table("conflict_deliveries"))
+    since = marks.where(marks.subscriber == subscriber).agg({"batch_id": "max"}).first()[0] or 0
+    all_conflicts = spark.table(wh.table("conflicts"))
+    conflicts = all_conflicts.where((all_conflicts.subscriber == subscriber) & (all_conflicts.batch_id > since))
+    newest = conflicts.agg({"batch_id": "max"}).first()[0]
+    if newest is None:
+        return 0
+    target = f"{replica_schema(wh, subscriber)}.conflicts"
+    if not spark.catalog.tableExists(target):
+        conflicts.limit(0).writeTo(target).using("iceberg").create()
+    count = conflicts.count()
+    conflicts.writeTo(target).append()
+    spark.createDataFrame([(subscriber, newest)], CONFLICT_DELIVERIES_SCHEMA).writeTo(
+        wh.table("conflict_deliveries")).append()
+    return count
+
+
+def reinitialize(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> int:
     """Deliver a fresh snapshot: replica replaced by the publisher's rows, status active,
     generation + 1 (queued rows of the older generation will be rejected_reinit)."""
-    from .capture import Replica
-
-    sub = wh.subscription(subscriber)
+    sub = wh.subscription(check_identifier(subscriber, "subscriber"))
     if sub is None:
-        from .model import ConfigError
-
         raise ConfigError(f"no subscription for subscriber {subscriber}")
-    Replica(wh, subscriber).snapshot_from_publisher()
+    snapshot_replica(wh, subscriber, progress)
     generation = sub["generation"] + 1
     wh.update_subscription(subscriber, "active", generation, None, None)
     return generation

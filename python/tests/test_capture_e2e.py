@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from qrepl.capture import Subscriber, replica_schema
-from qrepl.distribution import distribute_compensations
+from qrepl.distribution import distribute
 from qrepl.model import publication_from_dict
 from qrepl.service import run_reader
 from qrepl.warehouse import Warehouse
@@ -61,9 +61,9 @@ def test_capture_run_distribute(captured_and_run):
     assert all(q["old_version"] in ("v-1", "v-2") for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
-    delivered = distribute_compensations(wh)
-    assert delivered == {"b": 2}
-    assert distribute_compensations(wh) == {}  # delivering twice changes nothing
+    delivered = distribute(wh)
+    assert (delivered["a"]["compensations"], delivered["b"]["compensations"]) == (0, 2)
+    assert delivered["b"]["rows_delivered"] == 2  # customer 1 (a's city) and customer 2 (restored)
 
     publisher = sorted(wh.publisher_rows("customers"), key=lambda r: r["customer_id"])
     replica_b = sorted(subs["b"].replica.rows("customers"), key=lambda r: r["customer_id"])
@@ -91,12 +91,11 @@ def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     from qrepl.distribution import distribute
 
     wh, subs, _, _ = captured_and_run
-    first = distribute(wh)
+    first = distribute(wh)  # after test_capture_run_distribute's delivery, if it ran first
     second = distribute(wh)
-    assert all(c == {"compensations": 0, "publisher_changes": 0, "conflicts": 0} for c in second.values())
-    assert first["a"]["publisher_changes"] == 1
+    assert all(c == {"compensations": 0, "rows_delivered": 0, "conflicts": 0} for c in second.values())
     # centralized_conflicts: false -> each conflict also goes to its originating subscriber
-    assert (first["a"]["conflicts"], first["b"]["conflicts"]) == (0, 1)
+    assert first["a"]["conflicts"] == 0
     replica_conflicts = wh.spark.table(f"{subs['b'].replica.wh.schema}.conflicts").collect()
     assert [c.tran_id for c in replica_conflicts] == ["b1"]
     publisher = sorted(wh.publisher_rows("customers"), key=lambda r: r["customer_id"])
@@ -142,3 +141,41 @@ def test_policy_cannot_change_while_subscribed(captured_and_run):
     with pytest.raises(ConfigError, match="has subscriptions"):
         wh.set_policy("subscriber_wins")
     assert wh.require_publication().policy == "publisher_wins"
+
+
+def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path):
+    """`qrepl conflicts` as a reviewer uses it: time filters, the side-by-side detail with the
+    differing columns marked, --log to a file, --remove after review."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+
+    cli = CliRunner()
+    listed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2000-01-01", "--until", "2999-01-01"])
+    assert listed.exit_code == 0 and listed.output.splitlines()[-1].startswith("1 conflict(s)")
+    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2999-01-01"]).output.startswith("0 conflict")
+    conflict_id = listed.output.split()[2]
+
+    shown = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", conflict_id])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert "update_update (code 1), winner publisher" in lines[0]
+    header = next(line for line in lines if "column" in line)
+    assert "publisher (winner)" in header and "subscriber (loser)" in header
+    marked = {line.split()[1] for line in lines if line.startswith("  *")}
+    assert marked == {"city", "msrepl_tran_version"}  # credit_limit and the key are equal
+
+    log = tmp_path / "b.jsonl"
+    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--subscriber", "b", "--log", str(log)]).exit_code == 0
+    assert [_json.loads(x)["conflict_id"] for x in log.read_text().splitlines()] == [conflict_id]
+
+    bad = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "yesterday"])
+    assert bad.exit_code != 0 and "--since" in bad.output
+    missing = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", "nope"])
+    assert missing.exit_code == 1 and "no conflict nope" in missing.output
+
+    removed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
+    assert removed.output.strip() == "removed 1 conflict(s)"
+    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA]).output.startswith("0 conflict")
