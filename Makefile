@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 30
+PACK ?= 10
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance clean
 
@@ -39,6 +40,7 @@ thrift-stop:
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
+		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/test_conformance.py
 
 lint: $(STAMP)

@@ -73,6 +73,7 @@ def run(schema: str | None) -> None:
 
 @main.command()
 @click.option("--schema", default=None, help="Publisher schema.")
+@click.option("--publication", default=None, help="Only this publication.")
 @click.option("--article", default=None, help="Only this article.")
 @click.option("--subscriber", default=None, help="Only this subscriber.")
 @click.option("--type", "conflict_type", default=None,
@@ -88,7 +89,7 @@ def run(schema: str | None) -> None:
               help="Also write the selected conflicts' full details (JSON lines) to this file.")
 @click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
               help="Remove a reviewed conflict by conflict_id (repeatable).")
-def conflicts(schema, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
+def conflicts(schema, publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
               remove_ids) -> None:
     """List conflicts, show one side by side, log or remove reviewed ones.
 
@@ -105,7 +106,7 @@ def conflicts(schema, article, subscriber, conflict_type, since, until, show_id,
         removed = remove_conflicts(schema, list(remove_ids))
         _echo(f"removed {removed} conflict(s)")
         return
-    rows = list_conflicts(schema, article, subscriber, conflict_type, since, until, show_id)
+    rows = list_conflicts(schema, article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:
         raise click.ClickException(f"no conflict {show_id} (list them with: qrepl conflicts)")
     if log_file:

@@ -13,8 +13,20 @@ class DbtError(RuntimeError):
     pass
 
 
-def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None) -> object:
-    """Run one dbt command on the embedded `local` target against `schema`."""
+def _model_progress(progress):
+    """A dbt event callback printing one line per finished model: '[3/12] int_transaction_rows (1.2 s)'."""
+    def callback(event) -> None:
+        if event.info.name == "LogModelResult":
+            data = event.data
+            name = data.node_info.node_name if data.node_info else data.description
+            progress(f"  [{data.index}/{data.total}] {name} {data.status} ({data.execution_time:.1f} s)")
+    return callback
+
+
+def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None,
+               progress=None) -> object:
+    """Run one dbt command on the embedded `local` target against `schema`; `progress`, if
+    given, receives one line per finished model."""
     get_spark()  # the session dbt-spark's getOrCreate() will return
     os.environ["QREPL_SCHEMA"] = schema
     os.environ.setdefault("QREPL_TARGET", "local")
@@ -26,7 +38,7 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
         cmd += ["--vars", json.dumps(extra_vars)]
     if quiet:
         cmd = ["--quiet", "--log-format", "text"] + cmd
-    res = dbtRunner().invoke(cmd)
+    res = dbtRunner(callbacks=[_model_progress(progress)] if progress else []).invoke(cmd)
     if not res.success:
         detail = ""
         if res.exception is not None:
@@ -42,10 +54,10 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
     return res
 
 
-def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True) -> object:
+def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
     """One queue-reader run: `dbt run` of the whole project."""
     os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
     try:
-        return dbt_invoke(["run"], schema, quiet=quiet)
+        return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
     finally:
         os.environ.pop("QREPL_BATCH_TIME", None)

@@ -58,14 +58,14 @@ def run_reader(schema: str | None = None, echo: Echo = print) -> dict[str, Any]:
     wh = warehouse(schema)
     wh.require_publication()
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
-    run_queue_reader(wh.schema)
+    run_queue_reader(wh.schema, progress=echo)
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
     return last.asDict()
 
 
 def list_conflicts(schema: str | None = None, article: str | None = None, subscriber: str | None = None,
                    conflict_type: str | None = None, since: datetime | None = None, until: datetime | None = None,
-                   conflict_id: str | None = None) -> list[dict]:
+                   conflict_id: str | None = None, publication: str | None = None) -> list[dict]:
     """Conflicts, oldest first; filters travel as DataFrame predicates, never as SQL text.
     `since` is inclusive and `until` exclusive, both compared with detected_at (UTC)."""
     wh = warehouse(schema)
@@ -73,7 +73,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
         return []
     df = wh.spark.table(wh.table("conflicts"))
     for column, value in (("article", article), ("subscriber", subscriber), ("conflict_type", conflict_type),
-                          ("conflict_id", conflict_id)):
+                          ("conflict_id", conflict_id), ("publication", publication)):
         if value is not None:
             df = df.where(df[column] == value)
     if since is not None:

@@ -10,7 +10,7 @@ workload that must match too. If a pack differs, each of its workloads is replay
 own to name the one that differs.
 
 CI runs QREPL_CONFORMANCE_EXAMPLES workloads per policy (default 30) in one Spark session;
-`make conformance N=300` runs more on demand.
+`make conformance N=300` runs more on demand (progress in .qrepl_state/conformance.log).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 import uuid
 from datetime import date, timedelta
 
@@ -172,10 +173,21 @@ def _outputs(data: dict, backend_class) -> dict:
     return normalized_outputs(scenario, play(scenario, backend_class(scenario)))
 
 
+def _progress(line: str) -> None:
+    """One line per checked pack to QREPL_CONFORMANCE_LOG, if set (long on-demand runs)."""
+    log = os.environ.get("QREPL_CONFORMANCE_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+
+
 def _check(policy: str, articles: list[dict], parts: list[dict]) -> None:
     data = scenario_of(policy, articles, parts)
+    started = time.monotonic()
     expected = _outputs(data, ReferenceBackend)
     actual = _outputs(data, SparkBackend)
+    _progress(f"{policy}: pack of {len(parts)} workloads, {len(data['steps'])} steps, "
+              f"{'match' if actual == expected else 'DIFFER'} ({time.monotonic() - started:.0f} s)")
     if actual == expected:
         return
     for part in parts:  # name the workload that differs
