@@ -182,15 +182,19 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
     """Run the scenario's steps against a backend and return its outputs."""
     clock = SCENARIO_EPOCH
     tran_seqs: dict[str, int] = {}
+    pending_changes: list[tuple[str, str, dict, str | None]] = []
     for step in scenario.steps:
         (kind, body), = step.items()
         clock += timedelta(seconds=1)
+        if kind != "publisher_change" and pending_changes:
+            _publisher_changes(backend, pending_changes)
+            pending_changes = []
         if kind == "publisher_rows":
             for article, rows in body.items():
                 backend.put_publisher_rows(article, rows)
         elif kind == "publisher_change":
             row = body.get("row") or body.get("key")
-            backend.publisher_change(body["article"], body["op"], row, body.get("new_version"))
+            pending_changes.append((body["article"], body["op"], row, body.get("new_version")))
         elif kind == "enqueue":
             backend.enqueue(queue_rows_for(scenario, body, clock, tran_seqs, backend.generation_of))
         elif kind == "run":
@@ -199,7 +203,18 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
             backend.reinitialize(body["subscriber"])
         elif kind == "advance_clock":
             clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
+    if pending_changes:
+        _publisher_changes(backend, pending_changes)
     return backend.outputs()
+
+
+def _publisher_changes(backend: Backend, changes: list[tuple[str, str, dict, str | None]]) -> None:
+    """Consecutive publisher_change steps: in one call where the backend can, else one by one."""
+    if hasattr(backend, "publisher_changes"):
+        backend.publisher_changes(changes)
+    else:
+        for change in changes:
+            backend.publisher_change(*change)
 
 
 def _plain(value: Any) -> Any:
@@ -267,17 +282,27 @@ class SparkBackend:
         self.wh = Warehouse(get_spark(), schema)
         self.wh.drop_schema()
         self.wh.write_publication(scenario.publication)
-        for s in scenario.subscribers:
-            self.wh.add_subscription(s)
+        if scenario.subscribers:
+            self.wh.add_subscriptions(scenario.subscribers)
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
         self.wh.upsert_rows(article, rows)
 
     def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None:
-        if op == "D":
-            self.wh.delete_rows(article, [row])
-        else:
-            self.wh.upsert_rows(article, [{**row, "msrepl_tran_version": new_version}])
+        self.publisher_changes([(article, op, row, new_version)])
+
+    def publisher_changes(self, changes: list[tuple[str, str, dict, str | None]]) -> None:
+        """Consecutive publisher-local changes: the last one per row, one upsert and one delete
+        per article (what applying them one by one leaves)."""
+        last: dict[tuple[str, str], tuple[str, dict, str | None]] = {}
+        for article, op, row, new_version in changes:
+            key = canonical_key(self.scenario.publication.article(article), row)
+            last.pop((article, key), None)  # re-insert: order of last change
+            last[(article, key)] = (op, row, new_version)
+        for a in self.scenario.publication.articles:
+            mine = [v for (article, _), v in last.items() if article == a.name]
+            self.wh.delete_rows(a.name, [row for op, row, _ in mine if op == "D"])
+            self.wh.upsert_rows(a.name, [{**row, "msrepl_tran_version": nv} for op, row, nv in mine if op != "D"])
 
     def enqueue(self, queue_rows: list[dict]) -> None:
         self.wh.append_queue(queue_rows)

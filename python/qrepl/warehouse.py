@@ -134,12 +134,20 @@ class Warehouse:
         return rows[0].asDict() if rows else None
 
     def add_subscription(self, subscriber: str) -> None:
+        self.add_subscriptions([subscriber])
+
+    def add_subscriptions(self, subscribers: list[str]) -> None:
+        """Subscribe several subscribers in one commit (active, generation 0)."""
         pub = self.require_publication()
-        check_identifier(subscriber, "subscriber")
-        if self.subscription(subscriber):
-            raise ConfigError(f"subscriber {subscriber} is already subscribed to {pub.name}")
+        for s in subscribers:
+            check_identifier(s, "subscriber")
+        if len(set(subscribers)) != len(subscribers):
+            raise ConfigError(f"subscribers listed twice: {sorted(subscribers)}")
+        existing = {s["subscriber"] for s in self.subscriptions()} & set(subscribers)
+        if existing:
+            raise ConfigError(f"subscriber {sorted(existing)[0]} is already subscribed to {pub.name}")
         self.spark.createDataFrame(
-            [(subscriber, pub.name, "active", 0, None, None)], SUBSCRIPTIONS_SCHEMA
+            [(s, pub.name, "active", 0, None, None) for s in subscribers], SUBSCRIPTIONS_SCHEMA
         ).writeTo(self.table("subscriptions")).append()
 
     def drop_subscription(self, subscriber: str) -> None:
