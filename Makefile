@@ -44,7 +44,7 @@ conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the 
 		$(PY) -m pytest -q python/tests/test_conformance.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check python
+	$(VENV)/bin/ruff check python bench
 	$(VENV)/bin/sqlfluff lint models tests  # macro files render to nothing on their own
 
 clean:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import uuid
 from datetime import datetime
 
 from qrepl.dbt_runner import run_queue_reader

@@ -42,12 +42,14 @@
             or candidates.tran_pos >= own_write_conflicts.first_pos
             {%- endif %}
     {%- endcall -%}
-    {%- set ns = namespace(done=false, iteration=0) -%}
+    {%- set ns = namespace(done=false, iteration=0, doubling=0) -%}
     {#- at most one pass per transaction of the batch; two nested ranges stay under Jinja's range limit -#}
     {%- for _outer in range(1000) if not ns.done -%}
     {%- for _ in range(1000) if not ns.done -%}
         {%- set i = ns.iteration -%}
-        {%- set on_chain = _qrepl_chain_reach(prefix ~ 'candidates', prefix ~ 'excluded_' ~ i, row_roots, prefix ~ 'pass' ~ i ~ '_') -%}
+        {%- set reach = _qrepl_chain_reach(prefix ~ 'candidates', prefix ~ 'excluded_' ~ i, row_roots, prefix ~ 'pass' ~ i ~ '_') -%}
+        {%- set on_chain = reach.relation -%}
+        {%- set ns.doubling = [ns.doubling, reach.steps] | max -%}
         {%- call statement('resolve_tentative', fetch_result=false) -%}
             create table {{ prefix }}tentative_{{ i }} using parquet as
             with live as (
@@ -116,7 +118,8 @@
         create table {{ prefix }}applied using parquet as
         select tran_pos from {{ prefix }}tentative_{{ ns.iteration }} where not rejected
     {%- endcall -%}
-    {%- do log('qrepl: batch ' ~ batch_id ~ ' resolved in ' ~ (ns.iteration + 1) ~ ' pass(es)', info=false) -%}
+    {%- do log('qrepl: batch ' ~ batch_id ~ ' resolved in ' ~ (ns.iteration + 1) ~ ' pass(es), at most '
+        ~ ns.doubling ~ ' pointer-doubling step(s) per pass', info=true) -%}
     {{ return(prefix ~ 'applied') }}
 {% endmacro %}
 
@@ -275,7 +278,7 @@
             {%- set ns.k = k + 1 -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(prefix ~ 'reach_' ~ (ns.k + 1)) }}
+    {{ return({'relation': prefix ~ 'reach_' ~ (ns.k + 1), 'steps': ns.k + 1}) }}
 {% endmacro %}
 
 

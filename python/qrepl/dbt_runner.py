@@ -16,6 +16,8 @@ class DbtError(RuntimeError):
 def _model_progress(progress):
     """A dbt event callback printing one line per finished model: '[3/12] int_transaction_rows (1.2 s)'."""
     def callback(event) -> None:
+        if event.info.name == "JinjaLogInfo" and event.data.msg.startswith("qrepl: "):
+            progress("    " + event.data.msg[len("qrepl: "):])
         if event.info.name == "LogModelResult":
             data = event.data
             name = data.node_info.node_name if data.node_info else data.description
