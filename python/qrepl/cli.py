@@ -33,9 +33,15 @@ def _echo(msg: str) -> None:
 def main() -> None:
     """qrepl: queued updating subscriptions (SQL Server) on dbt + Spark + Iceberg.
 
+    Commands work on one publisher schema: --schema, else $QREPL_SCHEMA, else 'qrepl'.
+    Spark state lives in $QREPL_STATE_DIR (default .qrepl_state).
+
     \b
     Example:
-      qrepl demo                      # the whole loop on the embedded Spark
+      qrepl demo                                  # the whole loop, in schema qrepl_demo
+      export QREPL_SCHEMA=qrepl_demo
+      qrepl conflicts                             # what the demo's queue reader logged
+      qrepl conflicts --show CONFLICT_ID          # winner and loser side by side
       qrepl replay scenarios/*.json --out out/ --reference
     """
 
@@ -78,9 +84,9 @@ def run(schema: str | None) -> None:
 @click.option("--subscriber", default=None, help="Only this subscriber.")
 @click.option("--type", "conflict_type", default=None,
               type=click.Choice(sorted(CONFLICT_CODES)), help="Only this conflict type.")
-@click.option("--since", type=click.DateTime(TIME_FORMATS), default=None,
+@click.option("--since", type=click.DateTime(TIME_FORMATS), default=None, metavar="TIME",
               help="Only conflicts detected at or after this UTC time (YYYY-MM-DD or 'YYYY-MM-DD HH:MM[:SS]').")
-@click.option("--until", type=click.DateTime(TIME_FORMATS), default=None,
+@click.option("--until", type=click.DateTime(TIME_FORMATS), default=None, metavar="TIME",
               help="Only conflicts detected before this UTC time.")
 @click.option("--show", "show_id", default=None, metavar="CONFLICT_ID",
               help="Detail of one conflict: winning and losing rows side by side, differing columns marked '*'.")
@@ -221,7 +227,7 @@ def distribute(schema) -> None:
 
 @main.group()
 def publication() -> None:
-    """Create the publication from its YAML."""
+    """Create the publication from its YAML, show it, change its policy."""
 
 
 @publication.command("create")

@@ -98,7 +98,14 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
     changed = before.join(after, list(article.key), "full_outer") \
         .where(~F.col("before_image").eqNullSafe(F.col("after_image"))).select(*article.key)
     keys = changed.unionByName(pending_keys.select(*article.key)).distinct()
-    source = keys.join(current.withColumn("qrepl_present", F.lit(True)), list(article.key), "left")
+    replica = wh.spark.table(f"{replica_schema(wh, subscriber)}.{article.name}") \
+        .select(*article.key, image.alias("replica_image"))
+    source = keys.join(current.withColumn("qrepl_present", F.lit(True)).withColumn("qrepl_image", image),
+                       list(article.key), "left") \
+        .join(replica, list(article.key), "left") \
+        .where(F.when(F.col("qrepl_present"), ~F.col("replica_image").eqNullSafe(F.col("qrepl_image")))
+               .otherwise(F.col("replica_image").isNotNull())) \
+        .drop("replica_image", "qrepl_image")  # rows the replica already holds as they are: nothing to send
     view = f"qrepl_delivery_{subscriber}_{article.name}"
     source.createOrReplaceTempView(view)
     count = source.count()

@@ -97,7 +97,8 @@ def conflict_detail(c: dict) -> list[str]:
     cells = [("", "column", left, right)]
     for col in columns:
         pv = "(absent)" if publisher is None else _cell(publisher.get(col))
-        sv = "(absent)" if subscriber is None else _cell(subscriber.get(col))
+        sv = ("(deleted)" if c["conflict_type"].startswith("delete") else "(absent)") if subscriber is None \
+            else _cell(subscriber.get(col))
         cells.append(("*" if pv != sv else "", col, pv, sv))
     if not columns:
         cells.append(("*", "(row)", "(absent)", "(absent)"))
@@ -108,7 +109,7 @@ def conflict_detail(c: dict) -> list[str]:
         f"  article {c['article']} row {c['row_key']}; subscriber {c['subscriber']} transaction {c['tran_id']} "
         f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
         f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
-        f"subscriber wrote {c['new_version']}",
+        f"subscriber wrote {c['new_version'] or '(a delete)'}",
         "",
     ]
     for row in cells:
