@@ -285,6 +285,16 @@ class SparkBackend:
         if scenario.subscribers:
             self.wh.add_subscriptions(scenario.subscribers)
 
+    @classmethod
+    def attach(cls, scenario: Scenario, schema: str) -> "SparkBackend":
+        """A backend over tables that already exist (e.g. written through the Thrift server)."""
+        from .spark import get_spark
+        from .warehouse import Warehouse
+
+        backend = cls.__new__(cls)
+        backend.scenario, backend.wh = scenario, Warehouse(get_spark(), schema)
+        return backend
+
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
         self.wh.upsert_rows(article, rows)
 

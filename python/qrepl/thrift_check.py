@@ -30,12 +30,7 @@ def prepare(path: Path, schema: str) -> None:
 def verify(path: Path, schema: str) -> int:
     scenario = first_run(load_scenario(path))
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-    backend = SparkBackend.__new__(SparkBackend)
-    from .spark import get_spark
-    from .warehouse import Warehouse
-
-    backend.scenario, backend.wh = scenario, Warehouse(get_spark(), schema)
-    actual = normalized_outputs(scenario, backend.outputs())
+    actual = normalized_outputs(scenario, SparkBackend.attach(scenario, schema).outputs())
     for name in expected:
         if name in ("conflicts",):  # detected_at comes from the run's clock, not the scenario's
             for rows in (expected[name], actual[name]):
