@@ -5,8 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
-N ?= 30
-PACK ?= 10
+N ?= 300
+PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance clean
 
