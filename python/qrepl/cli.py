@@ -353,6 +353,25 @@ def publication_show(schema) -> None:
 
 
 @main.command()
+@click.option("--schema", default=None, help="Publisher schema.")
+def maintain(schema) -> None:
+    """Compact the publisher tables and expire snapshots no replica still needs.
+
+    Merge-on-read leaves delete files behind each run; this rewrites them into plain data
+    files and drops the snapshots older than the oldest one a subscriber's next delivery
+    reads (see `subscription_deliveries`). Safe to run at any time between runs.
+
+    \b
+    Example:
+      qrepl maintain --schema qrepl_demo
+    """
+    from .distribution import maintain as do_maintain
+    from .service import warehouse
+
+    do_maintain(warehouse(schema), progress=_echo)
+
+
+@main.command()
 @click.option("--schema", default=None)
 def status(schema) -> None:
     """Queue depth per subscriber, pending reinitializations, last run, conflicts per subscriber.

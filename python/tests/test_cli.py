@@ -11,7 +11,7 @@ from qrepl.model import ConfigError, publication_from_dict
 
 
 @pytest.mark.parametrize("command", [[], ["demo"], ["run"], ["conflicts"], ["viewer"], ["replay"], ["dbt"],
-                                     ["status"], ["enqueue"], ["distribute"], ["publication", "create"], ["publication", "show"],
+                                     ["status"], ["maintain"], ["enqueue"], ["distribute"], ["publication", "create"], ["publication", "show"],
                                      ["publication", "set-policy"], ["subscription", "add"],
                                      ["subscription", "list"], ["subscription", "drop"], ["subscription", "reinit"]])
 def test_every_command_has_help_with_an_example(command):

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from qrepl.capture import Subscriber, replica_schema
-from qrepl.distribution import distribute, reinitialize
+from qrepl.distribution import distribute, maintain, reinitialize
 from qrepl.enqueue import enqueue_file
 from qrepl.model import publication_from_dict
 from qrepl.service import run_reader
@@ -112,6 +112,22 @@ def test_delivering_twice_changes_nothing(publisher_wins_loop):
     _, _, _, _, _, second, progress = publisher_wins_loop
     assert all(c == {"compensations": 0, "rows_delivered": 0, "conflicts": 0} for c in second.values())
     assert len(progress) == 3 and progress[0].startswith("[1/3] ")  # one progress line per subscriber
+
+
+def test_maintain_keeps_what_distribution_needs(publisher_wins_loop):
+    """`qrepl maintain` compacts and expires snapshots, yet the next delivery still finds its
+    snapshot: nothing is resent, and a later publisher change reaches every subscriber."""
+    wh, subs = publisher_wins_loop[:2]
+    snapshots = f"{wh.table('customers')}.snapshots"
+    before = wh.spark.table(snapshots).count()
+    lines = maintain(wh)
+    assert len(lines) == 2 and lines[0].startswith("customers: ")
+    assert wh.spark.table(snapshots).count() < before
+    assert all(c["rows_delivered"] == 0 for c in distribute(wh).values())
+    wh.upsert_rows("customers", [{"customer_id": 6, "city": "late", "credit_limit": "6.00",
+                                  "msrepl_tran_version": new_version()}])
+    assert {n: c["rows_delivered"] for n, c in distribute(wh).items()} == dict.fromkeys(SUBSCRIBERS, 1)
+    _assert_replicas_equal_publisher(wh, subs, {"north": {("customers", (5,))}})
 
 
 def test_reinitialization_brings_the_subscriber_back(spark):
