@@ -81,7 +81,8 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
 
     page = render_viewer(conflicts, PROJECT_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
-    echo(f"Next: .venv/bin/qrepl conflicts --schema {schema}   |   .venv/bin/qrepl status --schema {schema}")
+    echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
+         f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")
     return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered}
 
 
