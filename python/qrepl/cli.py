@@ -221,8 +221,9 @@ def distribute(schema) -> None:
     from .distribution import distribute as do_distribute
     from .service import warehouse
 
-    for sub, counts in do_distribute(warehouse(schema), progress=_echo).items():
-        _echo(f"{sub:<12} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    report = do_distribute(warehouse(schema), progress=_echo)  # one progress line per subscriber
+    _echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
+          f"of {len(report)} subscriber(s)")
 
 
 @main.group()

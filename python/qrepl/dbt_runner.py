@@ -14,7 +14,8 @@ class DbtError(RuntimeError):
 
 
 def _model_progress(progress):
-    """A dbt event callback printing one line per finished model: '[3/12] int_transaction_rows (1.2 s)'."""
+    """A dbt event callback: one line per finished model ('[3/12] int_transaction_rows OK (1.2 s)')
+    and the macros' own `qrepl: ...` log lines (the resolution's passes)."""
     def callback(event) -> None:
         if event.info.name == "JinjaLogInfo" and event.data.msg.startswith("qrepl: "):
             progress("    " + event.data.msg[len("qrepl: "):])
@@ -28,7 +29,7 @@ def _model_progress(progress):
 def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None,
                progress=None) -> object:
     """Run one dbt command on the embedded `local` target against `schema`; `progress`, if
-    given, receives one line per finished model."""
+    given, receives the lines of `_model_progress`."""
     get_spark()  # the session dbt-spark's getOrCreate() will return
     os.environ["QREPL_SCHEMA"] = schema
     os.environ.setdefault("QREPL_TARGET", "local")

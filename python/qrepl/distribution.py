@@ -76,11 +76,15 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
     _record(wh, subscriber, snapshots)
     if wh.exists("compensating_commands"):  # the snapshot supersedes them
-        comp = spark.table(wh.table("compensating_commands"))
-        comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
-            .select("subscriber").distinct().createOrReplaceTempView("qrepl_superseded")
-        spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
-                  f"where delivered_at is null and subscriber in (select subscriber from qrepl_superseded)")
+        _mark_compensations_delivered(wh, subscriber)
+
+
+def _mark_compensations_delivered(wh: Warehouse, subscriber: str) -> None:
+    """Stamp the subscriber's pending compensating commands delivered (the name travels in a
+    DataFrame, not in SQL text)."""
+    wh.spark.createDataFrame([(subscriber,)], "subscriber STRING").createOrReplaceTempView("qrepl_compensated")
+    wh.spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
+                 f"where delivered_at is null and subscriber in (select subscriber from qrepl_compensated)")
 
 
 def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
@@ -136,9 +140,10 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
         name = sub["subscriber"]
         counts = {"compensations": 0, "rows_delivered": 0, "conflicts": 0}
         report[name] = counts
-        if sub["status"] != "active" or not spark.catalog.databaseExists(replica_schema(wh, name)):
+        has_replica = spark.catalog.databaseExists(replica_schema(wh, name))
+        if sub["status"] != "active" or not has_replica:
             progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
-                     f"{'present' if spark.catalog.databaseExists(replica_schema(wh, name)) else 'missing'})")
+                     f"{'present' if has_replica else 'missing'})")
             continue
         pending = None
         if has_comp:
@@ -149,21 +154,19 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
         for article in pub.articles:
             since = delivered.get((name, article.name))
             now = current_snapshot(wh, article.name)
-            keys = spark.createDataFrame([], ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key))
-            if pending is not None:
-                ddl = ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key)
-                keys = pending.where(pending.article == article.name) \
-                    .select(F.from_json("row_key", ddl).alias("k")).select("k.*")
             if since == now and not counts["compensations"]:
                 continue
+            if pending is not None:
+                keys = pending.where(pending.article == article.name) \
+                    .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
+            else:
+                keys = spark.createDataFrame([], article.key_ddl)
             counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
             snapshots[article.name] = now
         if snapshots:
             _record(wh, name, snapshots)
         if counts["compensations"]:
-            pending.select("subscriber").distinct().createOrReplaceTempView("qrepl_compensated")
-            spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
-                      f"where delivered_at is null and subscriber in (select subscriber from qrepl_compensated)")
+            _mark_compensations_delivered(wh, name)
         if not pub.centralized_conflicts:
             counts["conflicts"] = _deliver_conflicts(wh, name)
         progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "

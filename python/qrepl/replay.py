@@ -84,11 +84,14 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
     return Scenario(name, publication, subscribers, steps)
 
 
+PublisherChange = tuple[str, str, dict, str | None]  # article, op, row (or key for D), new_version
+
+
 class Backend(Protocol):
     """What a replay needs from a queue-reader implementation."""
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None: ...
-    def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None: ...
+    def publisher_changes(self, changes: list[PublisherChange]) -> None: ...
     def enqueue(self, queue_rows: list[dict]) -> None: ...
     def run(self, batch_time: datetime) -> None: ...
     def reinitialize(self, subscriber: str) -> None: ...
@@ -106,11 +109,12 @@ class ReferenceBackend:
         for row in rows:
             self.reader.put_row(article, row)
 
-    def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None:
-        if op == "D":
-            self.reader.delete_row(article, row)
-        else:
-            self.reader.put_row(article, {**row, "msrepl_tran_version": new_version})
+    def publisher_changes(self, changes: list[PublisherChange]) -> None:
+        for article, op, row, new_version in changes:
+            if op == "D":
+                self.reader.delete_row(article, row)
+            else:
+                self.reader.put_row(article, {**row, "msrepl_tran_version": new_version})
 
     def enqueue(self, queue_rows: list[dict]) -> None:
         self.reader.queue.extend(queue_rows)
@@ -182,12 +186,12 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
     """Run the scenario's steps against a backend and return its outputs."""
     clock = SCENARIO_EPOCH
     tran_seqs: dict[str, int] = {}
-    pending_changes: list[tuple[str, str, dict, str | None]] = []
+    pending_changes: list[PublisherChange] = []  # consecutive publisher_change steps, applied together
     for step in scenario.steps:
         (kind, body), = step.items()
         clock += timedelta(seconds=1)
         if kind != "publisher_change" and pending_changes:
-            _publisher_changes(backend, pending_changes)
+            backend.publisher_changes(pending_changes)
             pending_changes = []
         if kind == "publisher_rows":
             for article, rows in body.items():
@@ -204,17 +208,8 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
         elif kind == "advance_clock":
             clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
     if pending_changes:
-        _publisher_changes(backend, pending_changes)
+        backend.publisher_changes(pending_changes)
     return backend.outputs()
-
-
-def _publisher_changes(backend: Backend, changes: list[tuple[str, str, dict, str | None]]) -> None:
-    """Consecutive publisher_change steps: in one call where the backend can, else one by one."""
-    if hasattr(backend, "publisher_changes"):
-        backend.publisher_changes(changes)
-    else:
-        for change in changes:
-            backend.publisher_change(*change)
 
 
 def _plain(value: Any) -> Any:
@@ -298,17 +293,12 @@ class SparkBackend:
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
         self.wh.upsert_rows(article, rows)
 
-    def publisher_change(self, article: str, op: str, row: dict, new_version: str | None) -> None:
-        self.publisher_changes([(article, op, row, new_version)])
-
-    def publisher_changes(self, changes: list[tuple[str, str, dict, str | None]]) -> None:
-        """Consecutive publisher-local changes: the last one per row, one upsert and one delete
+    def publisher_changes(self, changes: list[PublisherChange]) -> None:
+        """Consecutive publisher-local changes: the last one per row, one delete and one upsert
         per article (what applying them one by one leaves)."""
-        last: dict[tuple[str, str], tuple[str, dict, str | None]] = {}
+        last: dict[tuple[str, str | None], tuple[str, dict, str | None]] = {}
         for article, op, row, new_version in changes:
-            key = canonical_key(self.scenario.publication.article(article), row)
-            last.pop((article, key), None)  # re-insert: order of last change
-            last[(article, key)] = (op, row, new_version)
+            last[(article, canonical_key(self.scenario.publication.article(article), row))] = (op, row, new_version)
         for a in self.scenario.publication.articles:
             mine = [v for (article, _), v in last.items() if article == a.name]
             self.wh.delete_rows(a.name, [row for op, row, _ in mine if op == "D"])

@@ -193,11 +193,10 @@ class Warehouse:
 
     def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]]) -> None:
         article = self.article(article_name)
-        key_ddl = ", ".join(f"{k} {article.columns[k].upper()}" for k in article.key)
         rows = [tuple(typed_row(article, k)[c] for c in article.key) for k in keys]
         if not rows:
             return
-        view = self._temp_view(rows, key_ddl)
+        view = self._temp_view(rows, article.key_ddl)
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
         self.spark.sql(f"merge into {self.table(article.name)} as target using {view} as source on {on} "
                        f"when matched then delete")
