@@ -36,6 +36,7 @@ class _State:
     armed_at: int | None = None
     action: Callable[[int, str], None] | None = None
     count_file: str | None = None
+    labels: list[str] = []
 
 
 def is_write(statement: str) -> bool:
@@ -49,9 +50,20 @@ def is_write(statement: str) -> bool:
                 or words[0] == "drop" and words[1:2] == ["view"] and "temp" in head)
 
 
+_DBT_NODE = re.compile(r'"node_id":\s*"([^"]+)"')
+
+
+def statement_label(statement: str) -> str:
+    """`<dbt node id or python> <first words>`: names a write point in logs and tests."""
+    node = _DBT_NODE.search(statement[:400])
+    words = " ".join(_COMMENTS.sub("", statement, count=1).split()[:8])
+    return f"{node.group(1) if node else 'python'} {words}"[:200]
+
+
 def _after_write(label: str) -> None:
     _State.writes += 1
     k = _State.writes
+    _State.labels.append(label)
     if _State.count_file:
         with open(_State.count_file, "a") as f:
             f.write(f"{k}\t{label}\n")
@@ -73,8 +85,14 @@ def arm(k: int, action: Callable[[int, str], None]) -> None:
     """Run `action` right after the k-th write from now on (counting restarts at zero)."""
     install()
     _State.writes = 0
+    _State.labels = []
     _State.armed_at = k
     _State.action = action
+
+
+def labels() -> list[str]:
+    """The write points counted since `arm`, in order (label of write k at index k - 1)."""
+    return list(_State.labels)
 
 
 def disarm() -> int:
@@ -95,7 +113,7 @@ def install() -> None:
     def sql(self, sqlQuery, *args, **kwargs):  # noqa: N803 (PySpark's own parameter name)
         result = original_sql(self, sqlQuery, *args, **kwargs)
         if is_write(sqlQuery):
-            _after_write(" ".join(_COMMENTS.sub("", sqlQuery, count=1).split()[:4]))
+            _after_write(statement_label(sqlQuery))
         return result
 
     SparkSession.sql = sql
