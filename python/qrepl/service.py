@@ -179,6 +179,13 @@ def status_report(schema: str | None) -> list[str]:
         last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
         if last:
             h = last[0]
+            kept = getattr(h, "publisher_rows_kept", 0) or 0
             lines.append(f"last run: batch {h.batch_id} at {h.started_at}: {h.transactions_processed} transactions, "
-                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined")
+                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined"
+                         + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
+    from .run_lock import current_holder
+
+    holder = current_holder(wh)
+    if holder is not None:
+        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at}")
     return lines

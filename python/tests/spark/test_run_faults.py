@@ -113,14 +113,18 @@ def _points(labels: tuple[str, ...], event: str | None) -> list[int]:
     """Every write point for `make faults` (QREPL_FAULT_POINTS=all); in CI, the points that
     matter most: mid-resolution, judging, the first publisher MERGE, the history row (and
     for an event, the first write of the apply step: decisions frozen, nothing applied)."""
-    if os.environ.get("QREPL_FAULT_POINTS") == "all":
-        return list(range(1, len(labels) + 1))
-    if os.environ.get("QREPL_FAULT_POINTS"):
-        return [int(k) for k in os.environ["QREPL_FAULT_POINTS"].split(",")]
-
     def first(node: str, words: str = "") -> int:
         return next(i for i, label in enumerate(labels, 1) if label.startswith(node) and words in label)
 
+    sweep = os.environ.get("QREPL_FAULT_POINTS", "")
+    if sweep == "all" and event is None:
+        return list(range(1, len(labels) + 1))
+    if sweep == "all":  # an event only matters relative to the write that freezes what it changes
+        frozen = first(EVENTS[event][1])
+        return sorted({1, frozen - 1, frozen, first("model.qrepl.batch_applied"),
+                       first("model.qrepl.queue_reader_history")} - {0})
+    if sweep:
+        return [int(k) for k in sweep.split(",")]
     if event is not None:
         return [first("model.qrepl.batch_applied")]
     return [first("model.qrepl.int_transactions_resolved", "qrepl_resolve"),
