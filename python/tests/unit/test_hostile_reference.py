@@ -81,3 +81,16 @@ def test_new_version_used_in_an_earlier_batch_is_reused():
     reader.run(BATCH_TIME)
     assert [(r["tran_id"], r["reason"]) for r in reader.queue_rejects if r["batch_id"] == 2] == [
         ("again", "reused new_version")]
+
+
+@pytest.mark.parametrize("column", ["row", "change_op", "msrepl_tran_version", "batch_id", "Row_Key"])
+def test_publication_refuses_a_column_named_like_the_readers_own(column):
+    """A column such as `row` or `change_op` would collide with the reader's own columns in the
+    publisher MERGE; `qrepl publication create` refuses it with one line."""
+    from qrepl.model import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        publication_from_dict({"publication": "p", "articles": [
+            {"name": "a", "key": ["id"], "columns": {"id": "int", column: "string"}}]})
+    assert len(str(err.value).splitlines()) == 1
+    assert column in str(err.value)
