@@ -43,7 +43,7 @@ def main() -> None:
             concat('t', cast(id as string)) as tran_id, id as tran_seq, 1 as command_seq,
             'items' as article, 'U' as op,
             concat('{{"item_id":', cast(id * 7 % {args.rows} as string), '}}') as row_key,
-            case when id % {args.conflict_every} = 0 then 'stale'
+            case when id % {args.conflict_every} = 0 then concat('ffffffff-0000-4000-8000-', lpad(cast(id as string), 12, '0'))
                 else concat('00000000-0000-4000-8000-', lpad(cast(id * 7 % {args.rows} as string), 12, '0')) end
                 as old_version,
             uuid() as new_version,

@@ -4,7 +4,7 @@
     {%- if not execute -%}
         {{ return(1) }}
     {%- endif -%}
-    {%- set history = adapter.get_relation(database=none, schema=target.schema, identifier='queue_reader_history') -%}
+    {%- set history = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='queue_reader_history') -%}
     {%- if history is none -%}
         {{ return(1) }}
     {%- endif -%}

@@ -36,7 +36,7 @@ qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publicati
         {%- set column_types = fromjson(a[3]) -%}
         {%- set columns = [] -%}
         {%- for name in fromjson(a[2]) -%}
-            {%- do columns.append((_qrepl_identifier(name, 'column'), _qrepl_type(column_types[loop.index0]))) -%}
+            {%- do columns.append((_qrepl_column(name), _qrepl_type(column_types[loop.index0]))) -%}
         {%- endfor -%}
         {%- set keys = [] -%}
         {%- for k in fromjson(a[1]) -%}
@@ -53,7 +53,8 @@ qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publicati
 
 
 {% macro qrepl_relation(identifier) %}
-    {{- return(api.Relation.create(schema=target.schema, identifier=_qrepl_identifier(identifier, 'table'))) -}}
+    {#- The schema comes from the profile (QREPL_SCHEMA / --schema): validated like every name read at run time. -#}
+    {{- return(api.Relation.create(schema=_qrepl_identifier(target.schema, 'schema'), identifier=_qrepl_identifier(identifier, 'table'))) -}}
 {% endmacro %}
 
 
@@ -82,6 +83,25 @@ qrepl: invalid {{ what }} name '{{ name }}': identifiers must match ^[A-Za-z_][A
 {% endmacro %}
 
 
+{% macro _qrepl_column(name) %}
+    {#- An article column name read back from qrepl_articles: an identifier, and not one of the
+        queue reader's own column names (model.RESERVED_COLUMNS), which would collide in the
+        publisher MERGE and the row images. -#}
+    {%- set reserved = [
+        'msrepl_tran_version', 'row', 'row_key', 'row_json', 'typed_row', 'typed_key', 'change_op', 'op',
+        'batch_id', 'subscriber', 'generation', 'tran_id', 'tran_seq', 'tran_pos', 'command_seq', 'article',
+        'old_version', 'new_version', 'new_row', 'old_row', 'enqueued_at', 'reject_reason', 'batched_at',
+    ] -%}
+    {%- if (_qrepl_identifier(name, 'column') | lower) in reserved -%}
+        {%- set msg -%}
+qrepl: article column name '{{ name }}' is reserved by the queue reader; rename it in the publication
+        {%- endset -%}
+        {{ exceptions.raise_compiler_error(msg) }}
+    {%- endif -%}
+    {{ return(name | string) }}
+{% endmacro %}
+
+
 {% macro _qrepl_type(type_name) %}
     {%- set t = (type_name or '') | trim | lower -%}
     {%- if t not in ['int', 'bigint', 'string', 'double', 'boolean', 'date']
@@ -92,4 +112,17 @@ qrepl: unsupported column type '{{ type_name }}'
         {{ exceptions.raise_compiler_error(msg) }}
     {%- endif -%}
     {{ return(t) }}
+{% endmacro %}
+
+
+{% macro qrepl_max_row_bytes() %}
+    {#- A queued new_row longer than this (UTF-8 bytes) is quarantined as an oversize row
+        (model.MAX_ROW_BYTES). -#}
+    {{ return(65536) }}
+{% endmacro %}
+
+
+{% macro qrepl_uuid_pattern() %}
+    {#- Canonical lower-case UUID text (model.UUID_TEXT); versions are lower-cased in staging. -#}
+    {{ return('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$') }}
 {% endmacro %}

@@ -7,7 +7,9 @@
     )
 }}
 {#- Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.
-    Validation happens here; a command failing a check quarantines its whole transaction. -#}
+    Validation happens here (the hostile-input catalogue: REJECT_REASONS in
+    python/qrepl/model.py, in the same order); a command failing a check quarantines its whole
+    transaction. Byte-identical copies of a queued command collapse to one. -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 
@@ -42,7 +44,7 @@ int_publisher_rows as (
 
 new_commands as (
 
-    select queued.*
+    select distinct queued.*
     from stg_replication_queue as queued
     {% if is_incremental() %}
         left anti join earlier_batches
@@ -76,11 +78,25 @@ earlier_transactions as (
 
 ),
 
+earlier_versions as (
+
+    {% if is_incremental() %}
+        select distinct new_version
+        from earlier_batches
+        where new_version is not null
+    {% else %}
+        select cast(null as string) as new_version
+        where false
+    {% endif %}
+
+),
+
 duplicates_counted as (
 
     select
         new_commands_typed.*,
         count(*) over (partition by subscriber, tran_id, command_seq) as same_command_count,
+        size(collect_set(command_seq) over (partition by subscriber, tran_id)) as command_seq_count,
         case
             when new_version is not null then count(*) over (partition by new_version)
             else 0
@@ -92,41 +108,67 @@ duplicates_counted as (
 commands_checked as (
 
     select
-        duplicates_counted.*,
+        commands.*,
         case
+            when commands.tran_id is null or commands.tran_id = '' then 'null tran_id'
             when stg_subscriptions.subscriber is null then 'unknown subscriber'
-            when not duplicates_counted.article_known then 'unknown article'
-            when duplicates_counted.op is null or duplicates_counted.op not in ('I', 'U', 'D') then 'bad op'
-            when duplicates_counted.row_key is null or duplicates_counted.row_key = '' then 'missing key'
+            when commands.generation is null then 'null generation'
+            when commands.generation > stg_subscriptions.generation then 'generation newer than the subscription'
+            when commands.tran_seq is null or commands.tran_seq < 0 then 'null or negative tran_seq'
+            when commands.enqueued_at is null then 'null enqueued_at'
+            when not commands.article_known then 'unknown article'
+            when commands.op is null or commands.op not in ('I', 'U', 'D') then 'bad op'
             when
-                (duplicates_counted.op = 'I' and (duplicates_counted.old_version is not null or duplicates_counted.new_version is null))
-                or (duplicates_counted.op = 'U' and (duplicates_counted.old_version is null or duplicates_counted.new_version is null))
-                or (duplicates_counted.op = 'D' and (duplicates_counted.old_version is null or duplicates_counted.new_version is not null))
-                then 'version fields inconsistent with op'
-            when duplicates_counted.op in ('I', 'U') and not duplicates_counted.json_ok then 'malformed JSON'
-            when duplicates_counted.op in ('I', 'U') and not (duplicates_counted.typed_key <=> duplicates_counted.row_key)
-                then 'key mismatch'
-            when duplicates_counted.same_command_count > 1 or earlier_transactions.tran_id is not null
+                commands.command_seq is null or commands.command_seq < 1
+                or commands.command_seq > commands.command_seq_count
+                then 'command_seq not 1..n'
+            when octet_length(commands.new_row) > {{ qrepl_max_row_bytes() }} then 'oversize row'
+            when commands.op = 'I' and commands.old_version is not null then 'I with old_version'
+            when commands.op = 'I' and commands.new_version is null then 'I without new_version'
+            when commands.op = 'U' and commands.old_version is null then 'U without old_version'
+            when commands.op = 'U' and commands.new_version is null then 'U without new_version'
+            when commands.op = 'D' and commands.old_version is null then 'D without old_version'
+            when commands.op = 'D' and commands.new_version is not null then 'D with new_version'
+            when
+                not coalesce(commands.old_version rlike '{{ qrepl_uuid_pattern() }}', true)
+                or not coalesce(commands.new_version rlike '{{ qrepl_uuid_pattern() }}', true)
+                then 'version not a UUID'
+            when commands.row_key is null or commands.row_key = '' then 'missing key'
+            when not commands.key_json_ok then 'malformed key JSON'
+            when commands.key_field_count = 0 then 'empty key'
+            when commands.key_missing_column then 'missing key column'
+            when commands.key_null_value then 'null key value'
+            when not (commands.canonical_key <=> commands.row_key) then 'non-canonical key'
+            when commands.op in ('I', 'U') and not commands.row_json_ok then 'malformed JSON'
+            when commands.op in ('I', 'U') and commands.row_extra_columns then 'unknown extra columns'
+            when commands.op in ('I', 'U') and commands.row_missing_column then 'missing column'
+            when commands.op in ('I', 'U') and commands.row_null_key_value then 'null key value'
+            when commands.op in ('I', 'U') and commands.row_wrong_type then 'wrong value type'
+            when commands.op in ('I', 'U') and not (commands.typed_key <=> commands.row_key) then 'key mismatch'
+            when commands.same_command_count > 1 or earlier_transactions.tran_id is not null
                 then 'duplicate command'
             when
-                duplicates_counted.new_version is not null
+                commands.new_version is not null
                 and (
-                    duplicates_counted.same_new_version_count > 1
-                    or int_publisher_rows.msrepl_tran_version <=> duplicates_counted.new_version
+                    commands.same_new_version_count > 1
+                    or earlier_versions.new_version is not null
+                    or int_publisher_rows.msrepl_tran_version <=> commands.new_version
                 )
-                then 'duplicate new_version'
+                then 'reused new_version'
         end as own_reject_reason
-    from duplicates_counted
+    from duplicates_counted as commands
     left join stg_subscriptions
-        on duplicates_counted.subscriber = stg_subscriptions.subscriber
+        on commands.subscriber = stg_subscriptions.subscriber
     left join earlier_transactions
         on
-            duplicates_counted.subscriber = earlier_transactions.subscriber
-            and duplicates_counted.tran_id = earlier_transactions.tran_id
+            commands.subscriber = earlier_transactions.subscriber
+            and commands.tran_id = earlier_transactions.tran_id
+    left join earlier_versions
+        on commands.new_version = earlier_versions.new_version
     left join int_publisher_rows
         on
-            duplicates_counted.article = int_publisher_rows.article
-            and duplicates_counted.row_key = int_publisher_rows.row_key
+            commands.article = int_publisher_rows.article
+            and commands.row_key = int_publisher_rows.row_key
 
 ),
 

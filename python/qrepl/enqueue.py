@@ -1,23 +1,35 @@
 """Bulk enqueue of change records from JSONL, CSV or Parquet files (`qrepl enqueue`).
 
 Each record: tran_id, article, op (I/U/D), row (object, for I/U) or key (object, for D),
-old_version (U/D), new_version (I/U; generated when missing). Records of one tran_id form one
-transaction, in file order. The subscriber and its generation come from the subscription,
-never from the file. Bad records are reported with their line (or row) number and written to
-queue_rejects with the reason; their transaction goes with them; good transactions proceed.
+old_version (U/D), new_version (I/U; when missing, derived from the subscriber, tran_id,
+command and row, so enqueueing the same file again yields the same version). Records of one
+tran_id form one transaction, in file order. The subscriber and its generation come from the
+subscription, never from the file. Bad records are reported with their line (or row) number and
+written to queue_rejects with the reason; their transaction goes with them; good transactions
+proceed.
+
+Idempotent: a transaction whose tran_id the subscriber already queued with the same commands is
+skipped and reported ("N transaction(s) already queued, skipped"); the same tran_id with
+different commands is rejected with a reason; a rejection already recorded is not written twice.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .model import ConfigError, Publication, canonical_key, dumps, normalize_row
-from .warehouse import Warehouse, new_version
+from .model import UUID_TEXT, ConfigError, Publication, canonical_key, dumps, normalize_row, queued_value_ok
+from .warehouse import Warehouse
+
+# The fields of a queued command that identify its content (enqueued_at, tran_seq and the
+# generation are stamped at enqueue time).
+CONTENT_FIELDS = ("command_seq", "article", "op", "row_key", "old_version", "new_version", "new_row")
+_DERIVED_VERSIONS = uuid.UUID("5b7d3f0e-4c1a-4e8b-9a52-2d6f0c1e7a90")
 
 REJECTS_SCHEMA = (
     "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, article STRING, "
@@ -31,6 +43,7 @@ class EnqueueReport:
     transactions: int = 0
     commands: int = 0
     rejected_records: int = 0
+    already_queued: int = 0
     problems: list[str] | None = None
 
 
@@ -97,6 +110,21 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         return "op I must not carry old_version"
     if op == "D" and rec.get("new_version"):
         return "op D must not carry new_version"
+    for field in ("old_version", "new_version"):
+        value = rec.get(field)
+        if value and not (isinstance(value, str) and UUID_TEXT.match(value.lower())):
+            return f"{field} {value!r} is not a UUID"
+    if op != "D":
+        image = {c: v.isoformat() if isinstance(v, date) else v for c, v in image.items()}  # Parquet dates
+        extra = [c for c in image if c not in article.columns]
+        missing = [c for c in article.columns if c not in image]
+        wrong = [c for c, t in article.columns.items() if c in image and not queued_value_ok(image[c], t)]
+        if extra:
+            return f"unknown column(s) {', '.join(extra)}"
+        if missing:
+            return f"missing column(s) {', '.join(missing)} (I and U rows carry every column)"
+        if wrong:
+            return f"wrong value type for {', '.join(f'{c} ({article.columns[c]})' for c in wrong)}"
     return None
 
 
@@ -122,15 +150,31 @@ def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[
         else:
             transactions.setdefault(tran, []).append((where, rec))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    name = Path(path).name
+    commands = {tran_id: [_queue_row(pub, subscriber, sub["generation"], tran_id, None, seq, rec, now)
+                          for seq, (where, rec) in enumerate(records, 1)]
+                for tran_id, records in transactions.items()}
+    queued = _queued_content(wh, subscriber, list(transactions))
     tran_seq = wh.next_tran_seq(subscriber) - 1
     rows, rejects = [], []
     for tran_id, records in transactions.items():
+        mine = [tuple(r[f] for f in CONTENT_FIELDS) for r in commands[tran_id]]
+        if tran_id in queued:
+            if sorted(queued[tran_id], key=lambda c: c[0] or 0) == mine and tran_id not in bad:
+                report.already_queued += 1
+                continue
+            reason = f"{name}:{records[0][0]}: tran_id {tran_id} is already queued with different commands"
+            report.problems.append(f"{path}:{records[0][0]}: tran_id {tran_id} is already queued with different commands")
+            bad.setdefault(tran_id, [])
+            rejects += [{**r, "reason": reason} for r in commands[tran_id]]
+            continue
         tran_seq += 1
-        target = rejects if tran_id in bad else rows
-        for seq, (where, rec) in enumerate(records, 1):
-            target.append(_queue_row(pub, subscriber, sub["generation"], tran_id, tran_seq, seq, rec, now)
-                          | ({"reason": f"{Path(path).name}:{where}: transaction has a quarantined command"}
-                             if target is rejects else {}))
+        for (where, _), row in zip(records, commands[tran_id]):
+            row["tran_seq"] = tran_seq
+            if tran_id in bad:
+                rejects.append({**row, "reason": f"{name}:{where}: transaction has a quarantined command"})
+            else:
+                rows.append(row)
     for tran_id, records in bad.items():
         for where, rec, reason in records:
             rejects.append({"subscriber": subscriber, "generation": sub["generation"], "tran_id": tran_id,
@@ -138,10 +182,13 @@ def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[
                             "op": (rec or {}).get("op"), "row_key": None,
                             "old_version": (rec or {}).get("old_version"), "new_version": (rec or {}).get("new_version"),
                             "new_row": dumps(rec) if rec else None, "old_row": None, "enqueued_at": now,
-                            "reason": f"{Path(path).name}:{where}: {reason}"})
+                            "reason": f"{name}:{where}: {reason}"})
     for start in range(0, len(rows), chunk):
         progress(f"enqueueing commands {start + 1}..{min(start + chunk, len(rows))} of {len(rows)}")
+    if report.already_queued:
+        progress(f"{report.already_queued} transaction(s) already queued, skipped")
     wh.append_queue(rows)  # one atomic commit for the whole file's good transactions
+    rejects = _not_yet_rejected(wh, subscriber, rejects)
     if rejects:
         _append_rejects(wh, rejects, now)
     report.transactions = len({r["tran_id"] for r in rows})
@@ -150,15 +197,41 @@ def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[
     return report
 
 
+def _queued_content(wh: Warehouse, subscriber: str, tran_ids: list[str]) -> dict[str, list[tuple]]:
+    """The commands the subscriber already queued under any of `tran_ids` (values travel in a
+    DataFrame, never in SQL text)."""
+    if not tran_ids:
+        return {}
+    queue = wh.spark.table(wh.table("replication_queue"))
+    wanted = wh.spark.createDataFrame([(t,) for t in tran_ids], "tran_id STRING")
+    found: dict[str, list[tuple]] = {}
+    for r in queue.where(queue.subscriber == subscriber).join(wanted, "tran_id").collect():
+        found.setdefault(r["tran_id"], []).append(tuple(r[f] for f in CONTENT_FIELDS))
+    return found
+
+
+def _not_yet_rejected(wh: Warehouse, subscriber: str, rejects: list[dict]) -> list[dict]:
+    """Drop the rejections an earlier enqueue of the same file already recorded."""
+    if not rejects or not wh.exists("queue_rejects"):
+        return rejects
+    table = wh.spark.table(wh.table("queue_rejects"))
+    recorded = {(r["tran_id"], r["reason"]) for r in table.where(
+        (table.subscriber == subscriber) & table.batch_id.isNull()).select("tran_id", "reason").collect()}
+    return [r for r in rejects if (r["tran_id"], r["reason"]) not in recorded]
+
+
 def _queue_row(pub, subscriber, generation, tran_id, tran_seq, seq, rec, now) -> dict:
     article = pub.article(rec["article"])
     op = rec["op"]
     image = rec.get("key") if op == "D" else rec.get("row")
-    version = None if op == "D" else (rec.get("new_version") or new_version())
     new_row = None
     if op != "D":
         norm = normalize_row(article, image)
         new_row = dumps({c: norm[c] for c in article.columns})
+    version = None
+    if op != "D":
+        version = rec.get("new_version") or str(uuid.uuid5(
+            _DERIVED_VERSIONS, "|".join([subscriber, tran_id, str(seq), canonical_key(article, image) or "", new_row])))
     return {"subscriber": subscriber, "generation": generation, "tran_id": tran_id, "tran_seq": tran_seq,
             "command_seq": seq, "article": article.name, "op": op, "row_key": canonical_key(article, image),
             "old_version": rec.get("old_version") if op != "I" else None, "new_version": version,

@@ -7,10 +7,11 @@ replay writer agree on one definition (and the SQL models mirror it; tests hold 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,23 +41,59 @@ CONFLICT_REASONS = {
     "insert_exists": "The subscriber inserted a row whose primary key already exists at the publisher.",
 }
 
-# Quarantine reasons, checked in this order; the first that applies is recorded.
+# Quarantine reasons (the hostile-input catalogue), checked in this order; the first that
+# applies is recorded. The reference (`reference.ReferenceReader._reject_reason`) and the dbt
+# model `int_batch_commands` both follow this order.
 REJECT_REASONS = (
+    "null tran_id",
     "unknown subscriber",
+    "null generation",
+    "generation newer than the subscription",
+    "null or negative tran_seq",
+    "null enqueued_at",
     "unknown article",
     "bad op",
+    "command_seq not 1..n",
+    "oversize row",
+    "I with old_version",
+    "I without new_version",
+    "U without old_version",
+    "U without new_version",
+    "D without old_version",
+    "D with new_version",
+    "version not a UUID",
     "missing key",
-    "version fields inconsistent with op",
+    "malformed key JSON",
+    "empty key",
+    "missing key column",
+    "null key value",
+    "non-canonical key",
     "malformed JSON",
+    "unknown extra columns",
+    "missing column",
+    "wrong value type",
     "key mismatch",
     "duplicate command",
-    "duplicate new_version",
+    "reused new_version",
 )
 REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
 KEY_TYPES = ("int", "bigint", "string")
 SCALAR_TYPES = ("int", "bigint", "string", "double", "boolean", "date")
 DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+
+# What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
+MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
+UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+# Column names the queue reader's own models use next to the article columns: an article column
+# of one of these names would collide in the MERGE and the row images.
+RESERVED_COLUMNS = frozenset({
+    "msrepl_tran_version", "row", "row_key", "row_json", "typed_row", "typed_key", "change_op", "op",
+    "batch_id", "subscriber", "generation", "tran_id", "tran_seq", "tran_pos", "command_seq", "article",
+    "old_version", "new_version", "new_row", "old_row", "enqueued_at", "reject_reason", "batched_at",
+})
 
 
 class ConfigError(ValueError):
@@ -162,6 +199,8 @@ def publication_from_dict(data: Any) -> Publication:
             check_identifier(col, "column")
             if col.lower() == "msrepl_tran_version":
                 raise ConfigError(f"article {aname}: msrepl_tran_version is added by qrepl, do not declare it")
+            if col.lower() in RESERVED_COLUMNS:
+                raise ConfigError(f"article {aname}: column name {col} is reserved by the queue reader; rename it")
             columns[col] = check_type(typ, f"{aname}.{col}")
         key = raw.get("key")
         if isinstance(key, str):
@@ -210,11 +249,71 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
             return None
         try:
-            d = Decimal(str(value))
+            d = Decimal(str(value)).quantize(Decimal(1).scaleb(-int(m.group(2))), rounding=ROUND_HALF_UP)
         except InvalidOperation:
             return None
-        return d.quantize(Decimal(1).scaleb(-int(m.group(2))))
+        # Spark rounds half up and yields NULL when the value needs more digits than the precision
+        return d if d.is_finite() and len(d.as_tuple().digits) <= int(m.group(1)) else None
     raise ConfigError(f"unsupported type {type_name}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a field appears twice")
+    return out
+
+
+def parse_json_object(text: Any) -> dict | None:
+    """A queued JSON object, strictly: None unless `text` is one JSON object (no NaN, no field twice,
+    nothing after it)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_fields)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def queued_value_ok(value: Any, type_name: str) -> bool:
+    """Whether a queued JSON value fits an article column of `type_name` (JSON null always fits).
+
+    Strict where Spark's from_json is lenient or silently yields NULL: a string column takes
+    only JSON strings, a double only finite numbers, a date only 'YYYY-MM-DD' of a real day, a
+    decimal a number or a plain numeric string that fits its precision.
+    """
+    if value is None:
+        return True
+    if isinstance(value, (dict, list)):
+        return False
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "double":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        try:
+            return math.isfinite(float(value))
+        except OverflowError:
+            return False
+    if type_name == "date":
+        if not (isinstance(value, str) and DATE_TEXT.match(value)):
+            return False
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            return False
+        return True
+    if DECIMAL_TYPE.match(type_name):
+        if isinstance(value, str) and not DECIMAL_TEXT.match(value):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+    return coerce_json_value(value, type_name) is not None
 
 
 def canonical_key(article: Article, row: dict[str, Any]) -> str | None:

@@ -8,7 +8,6 @@ tests require identical outputs. Keep this file obvious rather than fast.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -17,11 +16,15 @@ from typing import Any
 from .model import (
     CONFLICT_CODES,
     CONFLICT_REASONS,
+    MAX_ROW_BYTES,
     REJECT_WHOLE_TRANSACTION,
+    UUID_TEXT,
     Article,
     Publication,
     canonical_key,
     normalize_row,
+    parse_json_object,
+    queued_value_ok,
 )
 
 Row = dict[str, Any]
@@ -46,14 +49,41 @@ def judge(op: str, current: Row | None, old_version: str | None) -> str | None:
     return None if current is None else "insert_exists"
 
 
-def parse_object(text: Any) -> dict | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+QUEUE_COLUMNS = ("subscriber", "generation", "tran_id", "tran_seq", "command_seq", "article", "op", "row_key",
+                 "old_version", "new_version", "new_row", "old_row", "enqueued_at")
+
+
+def staged_queue_row(row: Row) -> Row:
+    """A queue row as `stg_replication_queue` reads it: op upper case, versions lower case."""
+    staged = {c: row.get(c) for c in QUEUE_COLUMNS}
+    if isinstance(staged["op"], str):
+        staged["op"] = staged["op"].upper()
+    for c in ("old_version", "new_version"):
+        if isinstance(staged[c], str):
+            staged[c] = staged[c].lower()
+    return staged
+
+
+@dataclass
+class BatchFacts:
+    """Counts over a batch's new rows that the checks need: the distinct command_seqs of each
+    transaction, and how often each command identity and each new_version occurs."""
+    command_seqs: dict[tuple, set]
+    same_command: Counter
+    same_new_version: Counter
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> "BatchFacts":
+        seqs: dict[tuple, set] = {}
+        for r in rows:
+            seqs.setdefault((r.get("subscriber"), r.get("tran_id")), set())
+            if r.get("command_seq") is not None:
+                seqs[(r.get("subscriber"), r.get("tran_id"))].add(r["command_seq"])
+        return cls(
+            seqs,
+            Counter((r.get("subscriber"), r.get("tran_id"), r.get("command_seq")) for r in rows),
+            Counter(r["new_version"] for r in rows if r.get("new_version") is not None),
+        )
 
 
 @dataclass
@@ -84,6 +114,7 @@ class ReferenceReader:
     queue: list[Row] = field(default_factory=list)
     batched: set[tuple] = field(default_factory=set)
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
+    used_versions: set[str] = field(default_factory=set)
     conflicts: list[Row] = field(default_factory=list)
     compensating_commands: list[Row] = field(default_factory=list)
     transaction_outcomes: list[Row] = field(default_factory=list)
@@ -120,45 +151,84 @@ class ReferenceReader:
         sub.reinit_requested_at = sub.reinit_reason = None
 
     # -- the queue reader -----------------------------------------------------------------
-    def _reject_reason(self, row: Row, new_counts: Counter, version_counts: Counter) -> str | None:
+    def _reject_reason(self, row: Row, batch: "BatchFacts") -> str | None:
+        """The first reason of REJECT_REASONS (model.py) that applies to a staged queue row."""
         article = self.publication.article(row.get("article"))
-        op = row.get("op")
-        if row.get("subscriber") not in self.subscriptions:
+        op, sub = row.get("op"), self.subscriptions.get(row.get("subscriber"))
+        old_v, new_v = row.get("old_version"), row.get("new_version")
+        tkey = (row.get("subscriber"), row.get("tran_id"))
+        if row.get("tran_id") is None or row.get("tran_id") == "":
+            return "null tran_id"
+        if sub is None:
             return "unknown subscriber"
+        if row.get("generation") is None:
+            return "null generation"
+        if row["generation"] > sub.generation:
+            return "generation newer than the subscription"
+        if row.get("tran_seq") is None or row["tran_seq"] < 0:
+            return "null or negative tran_seq"
+        if row.get("enqueued_at") is None:
+            return "null enqueued_at"
         if article is None:
             return "unknown article"
         if op not in ("I", "U", "D"):
             return "bad op"
-        if not row.get("row_key"):
+        seq = row.get("command_seq")
+        if seq is None or seq < 1 or seq > len(batch.command_seqs[tkey]):
+            return "command_seq not 1..n"
+        if isinstance(row.get("new_row"), str) and len(row["new_row"].encode("utf-8")) > MAX_ROW_BYTES:
+            return "oversize row"
+        for bad_op, field_name, present in (("I", "old_version", True), ("I", "new_version", False),
+                                            ("U", "old_version", False), ("U", "new_version", False),
+                                            ("D", "old_version", False), ("D", "new_version", True)):
+            if op == bad_op and (row.get(field_name) is not None) == present:
+                return f"{op} {'with' if present else 'without'} {field_name}"
+        if any(v is not None and not UUID_TEXT.match(v) for v in (old_v, new_v)):
+            return "version not a UUID"
+        row_key = row.get("row_key")
+        if row_key is None or row_key == "":
             return "missing key"
-        old_v, new_v = row.get("old_version"), row.get("new_version")
-        if (op == "I" and (old_v is not None or new_v is None)) or (
-            op == "U" and (old_v is None or new_v is None)) or (
-            op == "D" and (old_v is None or new_v is not None)):
-            return "version fields inconsistent with op"
+        key = parse_json_object(row_key)
+        if key is None:
+            return "malformed key JSON"
+        if not key:
+            return "empty key"
+        if any(k not in key for k in article.key):
+            return "missing key column"
+        if any(key[k] is None for k in article.key):
+            return "null key value"
+        if canonical_key(article, key) != row_key:
+            return "non-canonical key"
         if op in ("I", "U"):
-            image = parse_object(row.get("new_row"))
+            image = parse_json_object(row.get("new_row"))
             if image is None:
                 return "malformed JSON"
-            if canonical_key(article, image) != row["row_key"]:
+            if any(c not in article.columns for c in image):
+                return "unknown extra columns"
+            if any(c not in image for c in article.columns):
+                return "missing column"
+            if any(image[k] is None for k in article.key):
+                return "null key value"
+            if not all(queued_value_ok(image[c], t) for c, t in article.columns.items()):
+                return "wrong value type"
+            if canonical_key(article, image) != row_key:
                 return "key mismatch"
-        ident = (row["subscriber"], row.get("tran_id"), row.get("command_seq"))
-        if new_counts[ident] > 1 or (row["subscriber"], row.get("tran_id")) in self.batched_transactions:
+        if batch.same_command[(*tkey, seq)] > 1 or tkey in self.batched_transactions:
             return "duplicate command"
         if new_v is not None:
-            current = self.publisher[article.name].get(row["row_key"])
-            if version_counts[new_v] > 1 or (current is not None and current["msrepl_tran_version"] == new_v):
-                return "duplicate new_version"
+            current = self.publisher[article.name].get(row_key)
+            if (batch.same_new_version[new_v] > 1 or new_v in self.used_versions
+                    or (current is not None and current["msrepl_tran_version"] == new_v)):
+                return "reused new_version"
         return None
 
     def run(self, batch_time: datetime) -> int:
         """Process every queued transaction not processed before; returns the batch id."""
         batch_id = len(self.history) + 1
         started = batch_time
-        new_rows = [r for r in self.queue if self._identity(r) not in self.batched]
-        new_counts = Counter((r.get("subscriber"), r.get("tran_id"), r.get("command_seq")) for r in new_rows)
-        version_counts = Counter(r.get("new_version") for r in new_rows if r.get("new_version") is not None)
-        reasons = [self._reject_reason(r, new_counts, version_counts) for r in new_rows]
+        new_rows = self._new_rows()
+        batch = BatchFacts.of(new_rows)
+        reasons = [self._reject_reason(r, batch) for r in new_rows]
         bad_transactions = {
             (r.get("subscriber"), r.get("tran_id")) for r, why in zip(new_rows, reasons) if why
         }
@@ -174,6 +244,8 @@ class ReferenceReader:
         for row in new_rows:
             self.batched.add(self._identity(row))
             self.batched_transactions.add((row.get("subscriber"), row.get("tran_id")))
+            if row.get("new_version") is not None:
+                self.used_versions.add(row["new_version"])
 
         def order(item):
             (sub, tran_id), cmds = item
@@ -201,6 +273,16 @@ class ReferenceReader:
         })
         return batch_id
 
+    def _new_rows(self) -> list[Row]:
+        """The queued rows not in an earlier batch, as the staging model reads them (op upper
+        case, versions lower case); byte-identical copies of a row collapse to one."""
+        rows: dict[tuple, Row] = {}
+        for raw in self.queue:
+            row = staged_queue_row(raw)
+            if self._identity(row) not in self.batched:
+                rows.setdefault(tuple(row.get(c) for c in QUEUE_COLUMNS), row)
+        return list(rows.values())
+
     @staticmethod
     def _identity(row: Row) -> tuple:
         return (row.get("subscriber"), row.get("tran_id"), row.get("command_seq"), row.get("enqueued_at"))
@@ -226,7 +308,7 @@ class ReferenceReader:
             kind = judge(cmd["op"], current, cmd["old_version"])
             image = None
             if cmd["op"] in ("I", "U"):
-                image = normalize_row(article, parse_object(cmd["new_row"]))
+                image = normalize_row(article, parse_json_object(cmd["new_row"]))
                 image["msrepl_tran_version"] = cmd["new_version"]
             if kind:
                 found.append((cmd, kind, current, image))

@@ -19,14 +19,18 @@ PUBLICATION = {
 }
 
 
+# versions are GUIDs: the queue reader quarantines a command whose version is not one
+V1, V2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+
+
 def _fresh(spark) -> Warehouse:
     wh = Warehouse(spark, SCHEMA)
     for sub in ("a", "b"):
         Warehouse(spark, replica_schema(wh, sub)).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": 1, "city": "x", "credit_limit": "10.50", "msrepl_tran_version": "v-1"},
-                                 {"customer_id": 2, "city": "y", "credit_limit": "20.00", "msrepl_tran_version": "v-2"}])
+    wh.upsert_rows("customers", [{"customer_id": 1, "city": "x", "credit_limit": "10.50", "msrepl_tran_version": V1},
+                                 {"customer_id": 2, "city": "y", "credit_limit": "20.00", "msrepl_tran_version": V2}])
     return wh
 
 
@@ -58,7 +62,7 @@ def test_capture_run_distribute(captured_and_run):
     wh, subs, queued, history = captured_and_run
     assert {(q["subscriber"], q["tran_id"], q["op"]) for q in queued} == {("a", "a1", "U"), ("b", "b1", "U"),
                                                                         ("b", "b1", "D")}
-    assert all(q["old_version"] in ("v-1", "v-2") for q in queued)
+    assert all(q["old_version"] in (V1, V2) for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
     delivered = distribute(wh)

@@ -13,6 +13,7 @@ from qrepl.service import run_reader
 from qrepl.warehouse import Warehouse
 
 SCHEMA = "qrepl_enqueue"
+V1 = "00000000-0000-4000-8000-000000000001"
 
 
 def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
@@ -21,13 +22,13 @@ def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
     wh.write_publication(publication_from_dict({
         "publication": "p", "articles": [{"name": "items", "key": ["item_id"],
                                           "columns": {"item_id": "int", "qty": "int"}}]}))
-    wh.upsert_rows("items", [{"item_id": 1, "qty": 1, "msrepl_tran_version": "v1"}])
+    wh.upsert_rows("items", [{"item_id": 1, "qty": 1, "msrepl_tran_version": V1}])
     wh.add_subscription("north")
 
     jsonl = tmp_path / "changes.jsonl"
     jsonl.write_text("\n".join([
         json.dumps({"tran_id": "t1", "article": "items", "op": "U", "row": {"item_id": 1, "qty": 5},
-                    "old_version": "v1", "subscriber": "someone_else"}),
+                    "old_version": V1, "subscriber": "someone_else"}),
         json.dumps({"tran_id": "t1", "article": "items", "op": "I", "row": {"item_id": 2, "qty": 7}}),
         json.dumps({"tran_id": "t2", "article": "nope", "op": "I", "row": {"item_id": 3}}),
         "{broken",
@@ -35,7 +36,7 @@ def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
     csv_file = tmp_path / "changes.csv"
     csv_file.write_text('tran_id,article,op,row,key,old_version,new_version\n'
                         't3,items,I,"{""item_id"": 9, ""qty"": 1}",,,\n'
-                        't4,items,D,,,v1,\n')
+                        f't4,items,D,,,{V1},\n')
 
     result = CliRunner().invoke(main, ["enqueue", str(jsonl), "--subscriber", "north", "--schema", SCHEMA])
     assert result.exit_code == 0, result.output

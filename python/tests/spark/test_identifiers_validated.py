@@ -1,0 +1,46 @@
+"""Names that reach the queue reader's SQL text are validated in the dbt macros too, not only
+by the Python layer: the schema from the profile, and every article and column name read back
+from qrepl_articles (a table anyone with write access can change)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from qrepl.cli import main
+from qrepl.dbt_runner import DbtError, dbt_invoke
+from qrepl.model import publication_from_dict
+from qrepl.warehouse import ARTICLES_SCHEMA, Warehouse
+
+pytestmark = pytest.mark.spark
+SCHEMA = "qrepl_names"
+
+
+def test_schema_name_is_validated_in_the_macros(spark):
+    with pytest.raises(DbtError, match="invalid schema name 'x; drop table y'"):
+        dbt_invoke(["run-operation", "qrepl_config"], "x; drop table y")
+
+
+@pytest.mark.parametrize("column, message", [
+    ("city; drop table t", "invalid column name"),
+    ("change_op", "article column name 'change_op' is reserved by the queue reader"),
+])
+def test_column_names_read_back_from_qrepl_articles_are_validated(spark, column, message):
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"])], ARTICLES_SCHEMA) \
+        .writeTo(wh.table("qrepl_articles")).overwritePartitions()
+    with pytest.raises(DbtError, match=message):
+        dbt_invoke(["run-operation", "qrepl_config"], SCHEMA)
+
+
+def test_publication_create_refuses_a_reserved_column_with_one_line(spark, tmp_path):
+    config = tmp_path / "p.yml"
+    config.write_text("publication: p\narticles:\n  - name: items\n    key: [item_id]\n"
+                      "    columns: {item_id: int, row: string}\n")
+    result = CliRunner().invoke(main, ["publication", "create", "--config", str(config), "--schema", SCHEMA])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "qrepl: error: article items: column name row is reserved by the queue reader; rename it")
