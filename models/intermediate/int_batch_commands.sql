@@ -21,7 +21,7 @@ stg_replication_queue as (
 
 ),
 
-stg_subscriptions as (
+int_batch_subscriptions as (
 
     select * from {{ ref('int_batch_subscriptions') }}
     where batch_id = {{ batch_id }}
@@ -111,9 +111,9 @@ commands_checked as (
         commands.*,
         case
             when commands.tran_id is null or commands.tran_id = '' then 'null tran_id'
-            when stg_subscriptions.subscriber is null then 'unknown subscriber'
+            when int_batch_subscriptions.subscriber is null then 'unknown subscriber'
             when commands.generation is null then 'null generation'
-            when commands.generation > stg_subscriptions.generation then 'generation newer than the subscription'
+            when commands.generation > int_batch_subscriptions.generation then 'generation newer than the subscription'
             when commands.tran_seq is null or commands.tran_seq < 0 then 'null or negative tran_seq'
             when commands.enqueued_at is null then 'null enqueued_at'
             when not commands.article_known then 'unknown article'
@@ -157,8 +157,8 @@ commands_checked as (
                 then 'reused new_version'
         end as own_reject_reason
     from duplicates_counted as commands
-    left join stg_subscriptions
-        on commands.subscriber = stg_subscriptions.subscriber
+    left join int_batch_subscriptions
+        on commands.subscriber = int_batch_subscriptions.subscriber
     left join earlier_transactions
         on
             commands.subscriber = earlier_transactions.subscriber

@@ -155,7 +155,7 @@ def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[
                           for seq, (where, rec) in enumerate(records, 1)]
                 for tran_id, records in transactions.items()}
     queued = _queued_content(wh, subscriber, list(transactions))
-    tran_seq = wh.next_tran_seq(subscriber) - 1
+    tran_seq = wh.next_tran_seq(subscriber, count=max(len(transactions), 1)) - 1
     rows, rejects = [], []
     for tran_id, records in transactions.items():
         mine = [tuple(r[f] for f in CONTENT_FIELDS) for r in commands[tran_id]]

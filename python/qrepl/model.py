@@ -88,7 +88,7 @@ UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 # Column names the queue reader's own models use next to the article columns: an article column
-# of one of these names would collide in the MERGE and the row images.
+# of one of these names (or starting with qrepl_) would collide in the MERGE and the row images.
 RESERVED_COLUMNS = frozenset({
     "msrepl_tran_version", "row", "row_key", "row_json", "typed_row", "typed_key", "change_op", "op",
     "batch_id", "subscriber", "generation", "tran_id", "tran_seq", "tran_pos", "command_seq", "article",
@@ -199,7 +199,7 @@ def publication_from_dict(data: Any) -> Publication:
             check_identifier(col, "column")
             if col.lower() == "msrepl_tran_version":
                 raise ConfigError(f"article {aname}: msrepl_tran_version is added by qrepl, do not declare it")
-            if col.lower() in RESERVED_COLUMNS:
+            if col.lower() in RESERVED_COLUMNS or col.lower().startswith("qrepl_"):
                 raise ConfigError(f"article {aname}: column name {col} is reserved by the queue reader; rename it")
             columns[col] = check_type(typ, f"{aname}.{col}")
         key = raw.get("key")
