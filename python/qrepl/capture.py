@@ -1,4 +1,4 @@
-"""Subscriber side: change a replica and enqueue the change, as a trigger would (DESIGN.md §6).
+"""Subscriber side: change a replica and enqueue the change, as a trigger would (docs/spec.md §6).
 
 A transaction's commands reach the queue in one Iceberg append, so a partial transaction is
 never visible to the queue reader. The subscriber identity and generation come from the

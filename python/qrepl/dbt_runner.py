@@ -1,4 +1,4 @@
-"""dbt invoked in-process (STACK.md §2): dbt-spark's session method reuses our SparkSession."""
+"""dbt invoked in-process (docs/stack.md §2): dbt-spark's session method reuses our SparkSession."""
 
 from __future__ import annotations
 

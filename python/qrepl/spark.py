@@ -1,7 +1,7 @@
-"""The one place Spark + Iceberg is configured (DESIGN.md §2, STACK.md).
+"""The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md).
 
 The same settings serve the embedded session (Python layer and dbt `local` target, one JVM),
-and the Thrift server (`qrepl thrift start`), through `spark-defaults.conf` written into the
+and the Thrift server (`make thrift-start`, scripts/thrift.sh), through `spark-defaults.conf` written into the
 state directory's conf/ folder (SPARK_CONF_DIR).
 """
 
@@ -81,8 +81,9 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
-        # the resolution caches small temp views; storing their analyzed plans keeps each
-        # later query from re-resolving (and reloading) every Iceberg table underneath
+        # dbt-spark's incremental models insert from SQL temporary views (`<model>__dbt_tmp`);
+        # keeping each view's analyzed plan spares re-resolving (and reloading) every Iceberg
+        # table underneath when the view is read
         "spark.sql.legacy.storeAnalyzedPlanForView": "true",
     }
 

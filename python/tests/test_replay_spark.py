@@ -53,7 +53,7 @@ def test_judging_table_equals_reference(judging_table_on_spark):
 
 @pytest.mark.parametrize("tran_id, conflict_type", JUDGING_ROWS, ids=[t for t, _ in JUDGING_ROWS])
 def test_judging_table_row_on_spark(judging_table_on_spark, tran_id, conflict_type):
-    """Each row of DESIGN.md §5's judging table, judged by the dbt models under publisher_wins:
+    """Each row of the judging table (docs/spec.md §5), judged by the dbt models under publisher_wins:
     ok commands are applied; a conflict rejects the transaction, is logged with its type and
     code, and sends the originating subscriber a compensating command."""
     out = judging_table_on_spark

@@ -1,4 +1,4 @@
-"""DESIGN.md §1 and §5, one named test per sentence, on the real pipeline.
+"""docs/spec.md §1 and §5, one named test per sentence, on the real pipeline.
 
 One scenario per policy holds a small case per sentence (own subscribers, own rows); it is
 replayed once through Spark + dbt and once through the reference. Each test quotes its
