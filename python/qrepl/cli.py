@@ -366,7 +366,7 @@ def maintain(schema) -> None:
     Example:
       qrepl maintain --schema qrepl_demo
     """
-    from .distribution import maintain as do_maintain
+    from .maintenance import maintain as do_maintain
     from .service import warehouse
 
     do_maintain(warehouse(schema), progress=_echo)

@@ -14,6 +14,8 @@ import pytest
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import dele, ins, row, scenario, tran, upd, v
 
+pytestmark = pytest.mark.spark
+
 V = defaultdict(v)  # V["name"]: a fresh version GUID per name, stable within the run
 SUBSCRIBERS = ("a", "b", "c", "d", "e", "f", "g1", "g2", "h", "z")
 
