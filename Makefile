@@ -53,9 +53,16 @@ conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the 
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/spark/test_conformance.py
 
-lint: $(STAMP)
+lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
 	$(VENV)/bin/sqlfluff lint models tests  # macro files render to nothing on their own
+
+lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript
+	npx --no-install eslint python/qrepl/viewer_assets
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "qrepl: npm not found: install Node.js 20 (apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund
 
 clean:
 	rm -rf .qrepl_state target logs .pytest_cache out
