@@ -17,6 +17,7 @@ python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install -q --disable-pip-version-check -c "$ROOT/requirements.lock" "$WORK/src"
 
 mkdir "$WORK/run" && cd "$WORK/run"
+unset QREPL_STATE_DIR QREPL_PROJECT_DIR DBT_TARGET_PATH DBT_LOG_PATH  # as a user outside the checkout (make exports some)
 "$WORK/venv/bin/qrepl" --help > /dev/null
 echo "package-check: qrepl --help ok"
 "$WORK/venv/bin/python" - <<'PY'
