@@ -78,7 +78,8 @@ def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get("about:blank")
-    driver.get(docs_url + "#!/model/" + CONFLICTS + "?g_v=1")
+    # the conflicts page with its lineage graph open on `--select +conflicts+`, as a user gets it
+    driver.get(docs_url + "#!/model/" + CONFLICTS + "?g_v=1&g_i=%2Bconflicts%2B")
     WebDriverWait(driver, 60).until(
         lambda d: (g := shown_graph(d)) and any(n["id"] == QUEUE for n in g["nodes"]))
     graph = shown_graph(driver)
@@ -111,6 +112,7 @@ def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs
     assert to_conflicts, f"no drawn path from replication_queue to conflicts: {sorted(graph['edges'])}"
     assert "model.qrepl.int_queued_commands_judged" in to_conflicts
     assert VIEWER in children[CONFLICTS]
+    assert "model.qrepl.compensating_commands" not in nodes  # not in conflicts' lineage: the selection applied
 
     target = artifacts / "dbt_docs_lineage.png"
     assert driver.save_screenshot(str(target))
