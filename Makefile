@@ -9,6 +9,7 @@ N ?= 300
 PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean
+.PHONY: test-fast lint-js package-check package-demo
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -24,6 +25,9 @@ test: $(STAMP) browser  ## unit, scenario, property and browser tests
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q
 
+test-fast: $(STAMP)     ## python/tests/unit only: pure Python, no JVM, no browser (under a minute)
+	$(PY) -m pytest -q python/tests/unit
+
 browser:                ## Debian's Chromium + ChromeDriver for the viewer's browser test
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ echo "installing chromium for the browser tests (apt-get)"; \
@@ -38,10 +42,16 @@ thrift-start: $(STAMP)
 thrift-stop:
 	bash scripts/thrift.sh stop
 
+package-check:          ## pip install . in a fresh venv; qrepl --help and the packaged dbt project, from /tmp
+	bash scripts/package_check.sh
+
+package-demo:           ## the same, then `qrepl demo` from /tmp (about 2 min of CPU)
+	FULL=1 bash scripts/package_check.sh
+
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
-		$(PY) -m pytest -q python/tests/test_conformance.py
+		$(PY) -m pytest -q python/tests/spark/test_conformance.py
 
 faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long)
 	rm -rf $(CURDIR)/.qrepl_state/faults
@@ -49,9 +59,16 @@ faults: $(STAMP)        ## every write point of a run, killed and failed, under 
 		$(PY) -m pytest -q python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
 		python/tests/e2e/test_crash_kill.py
 
-lint: $(STAMP)
+lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
 	$(VENV)/bin/sqlfluff lint models tests  # macro files render to nothing on their own
+
+lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript
+	npx --no-install eslint python/qrepl/viewer_assets
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "qrepl: npm not found: install Node.js 20 (apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund
 
 clean:
 	rm -rf .qrepl_state target logs .pytest_cache out

@@ -1,5 +1,5 @@
 {% macro judge_command(op, state_exists, state_version, old_version) %}
-    {#- The judging table of DESIGN.md §5 as a SQL expression: null when the command is ok,
+    {#- The judging table of docs/spec.md §5 as a SQL expression: null when the command is ok,
         else its conflict type. `state_*` describe the row the command is judged against. -#}
     case
         when {{ op }} = 'U' and not {{ state_exists }} then 'update_missing'

@@ -1,7 +1,8 @@
 {% macro resolve_applied_transactions(transaction_rows, row_roots, policy, batch_id) %}
     {#- Decides, set-based, which transactions of the batch the sequential reader would apply
-        under publisher_wins or publisher_wins_reinit. Returns the name of a cached temp view
-        with one `tran_pos` per applied transaction.
+        under publisher_wins or publisher_wins_reinit. Returns the name of a parquet work
+        table (`<schema>.qrepl_resolve_b<batch>_applied`) with one `tran_pos` per applied
+        transaction; `drop_resolve_views` drops it after the model.
 
         Each row's accepted commands form a chain from the publisher's version: a candidate
         (transaction, row) is applied when the state before it matches what it expects, and
@@ -10,10 +11,13 @@
 
         Candidates of rejected transactions must be left out of the chains; a transaction can
         be rejected by one row while matching on another (multi-row transactions), and under
-        publisher_wins_reinit everything after a subscriber's first conflict is rejected. The
-        outer loop finds the earliest transaction F whose rejection still disturbs a chain:
-        everything up to F is then exact, so the rejections up to F are fixed and the chains
-        recomputed. Batches without such coupling finish after the first pass. -#}
+        publisher_wins_reinit everything after a subscriber's first conflict is rejected. Each
+        pass decides every live transaction tentatively from the chains; a rejected one still
+        on a chain is a disturber, and `_qrepl_influence` marks everything its rejection may
+        still change (later candidates on its rows, spread through multi-row transactions).
+        Every rejection outside that influence is exact: all of them are fixed at once and the
+        chains recomputed (past the influence's hop limit, only the earliest disturber's).
+        Batches without disturbers finish after the first pass (docs/architecture.md §5). -#}
     {#- the invocation id keeps a killed run's orphaned table directories from colliding with
         the next run's work tables -#}
     {%- set prefix = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_resolve_b' ~ batch_id ~ '_' ~ invocation_id[:8] ~ '_' -%}

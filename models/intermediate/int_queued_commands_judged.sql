@@ -6,7 +6,7 @@
         tblproperties={'format-version': '2'},
     )
 }}
-{#- One row per valid command of the batch, judged against the state it meets (DESIGN.md §5):
+{#- One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):
     a transaction's first command on a row meets what the last applied transaction left there
     (or the publisher's row before the batch), a later one meets the transaction's own write.
     Carries the transaction's outcome and whether this command's conflict is logged. -#}

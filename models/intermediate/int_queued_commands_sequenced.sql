@@ -1,6 +1,6 @@
 {#- Each valid command of the current batch with the effect of the previous command of the
     same transaction on the same row: later commands on a row are judged against the
-    transaction's own write (DESIGN.md §5), which is known without looking at the publisher. -#}
+    transaction's own write (docs/spec.md §5), which is known without looking at the publisher. -#}
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,4 +1,4 @@
-"""Subscriber side: change a replica and enqueue the change, as a trigger would (DESIGN.md §6).
+"""Subscriber side: change a replica and enqueue the change, as a trigger would (docs/spec.md §6).
 
 A transaction's commands reach the queue in one Iceberg append, so a partial transaction is
 never visible to the queue reader. The subscriber identity and generation come from the
@@ -13,42 +13,9 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row, typed_row
+from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row
+from .replica import Replica, ReplicaWarehouse
 from .warehouse import Warehouse, new_version
-
-
-def replica_schema(warehouse: Warehouse, subscriber: str) -> str:
-    return f"{warehouse.schema}__{check_identifier(subscriber, 'subscriber')}"
-
-
-class Replica:
-    """A subscriber's copy of the publication's articles (its own schema)."""
-
-    def __init__(self, warehouse: Warehouse, subscriber: str) -> None:
-        self.subscriber = subscriber
-        self.wh = Warehouse(warehouse.spark, replica_schema(warehouse, subscriber))
-        self.publisher = warehouse
-
-    def snapshot_from_publisher(self, progress=lambda _: None) -> None:
-        """Replace the replica with the publisher's current rows (initial sync, reinitialization)."""
-        from .distribution import snapshot_replica
-
-        snapshot_replica(self.publisher, self.subscriber, progress)
-
-    def row(self, article: str, key_values: dict[str, Any]) -> dict | None:
-        """The replica's row with this key (a key filter, not a scan collected to the driver)."""
-        a = self.publisher.article(article)
-        if canonical_key(a, key_values) is None:
-            return None
-        typed = typed_row(a, key_values)
-        df = self.wh.spark.table(self.wh.table(a.name))
-        for k in a.key:
-            df = df.where(df[k] == typed[k])
-        found = df.limit(1).collect()
-        return found[0].asDict() if found else None
-
-    def rows(self, article: str) -> list[dict]:
-        return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]
 
 
 class Transaction:
@@ -130,14 +97,3 @@ class Subscriber:
                 replica.delete_rows(article, [json.loads(key)])
             else:
                 replica.upsert_rows(article, [image])
-
-
-class ReplicaWarehouse(Warehouse):
-    """Replica tables in the subscriber's schema, typed by the publisher's articles."""
-
-    def __init__(self, publisher: Warehouse, schema: str) -> None:
-        super().__init__(publisher.spark, schema)
-        self.publisher = publisher
-
-    def require_publication(self):
-        return self.publisher.require_publication()

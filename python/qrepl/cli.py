@@ -158,7 +158,7 @@ def viewer(schema, out_dir) -> None:
 @click.option("--policy", default=None, help="Override the scenarios' policy (also 'pub wins', ...).")
 @click.option("--reference", is_flag=True, help="Use the sequential reference instead of Spark + dbt.")
 def replay(scenarios, out_dir, policy, reference) -> None:
-    """Replay scenario files; writes OUT/<scenario stem>/ (DESIGN.md §7).
+    """Replay scenario files; writes OUT/<scenario stem>/ (docs/spec.md §7).
 
     \b
     Example:
@@ -391,7 +391,7 @@ def maintain(schema) -> None:
     Example:
       qrepl maintain --schema qrepl_demo
     """
-    from .distribution import maintain as do_maintain
+    from .maintenance import maintain as do_maintain
     from .service import warehouse
 
     do_maintain(warehouse(schema), progress=_echo)

@@ -1,4 +1,4 @@
-"""dbt invoked in-process (STACK.md §2): dbt-spark's session method reuses our SparkSession."""
+"""dbt invoked in-process (docs/stack.md §2): dbt-spark's session method reuses our SparkSession."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import os
 from datetime import datetime
 
-from .spark import PROJECT_DIR, get_spark
+from .spark import PROJECT_DIR, WORK_DIR, get_spark
 
 
 class DbtError(RuntimeError):
@@ -34,6 +34,8 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
     os.environ["QREPL_SCHEMA"] = schema
     os.environ.setdefault("QREPL_TARGET", "local")
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    os.environ.setdefault("DBT_TARGET_PATH", str(WORK_DIR / "target"))  # the project's own target/ in a checkout
+    os.environ.setdefault("DBT_LOG_PATH", str(WORK_DIR / "logs"))
     from dbt.cli.main import dbtRunner
 
     cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR / "profiles")]

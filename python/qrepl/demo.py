@@ -6,7 +6,7 @@ from __future__ import annotations
 from .capture import Subscriber
 from .distribution import distribute
 from .service import Echo, create_publication, list_conflicts, run_reader, warehouse
-from .spark import PROJECT_DIR
+from .spark import PROJECT_DIR, WORK_DIR
 
 SUBSCRIBERS = ("north", "south", "east")
 
@@ -15,7 +15,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     wh = warehouse(schema)
     echo(f"[1/6] resetting schema {schema} and creating publication 'sales' (publications/sales.yml)")
     for s in SUBSCRIBERS:
-        from .capture import replica_schema
+        from .replica import replica_schema
         from .warehouse import Warehouse
 
         Warehouse(wh.spark, replica_schema(wh, s)).drop_schema()
@@ -79,7 +79,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
     from .viewer import render_viewer
 
-    page = render_viewer(conflicts, PROJECT_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
+    page = render_viewer(conflicts, WORK_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
          f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")

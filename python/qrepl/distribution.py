@@ -20,93 +20,21 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from typing import Callable
-
-from .capture import replica_schema
 from .model import ConfigError, check_identifier
+from .replica import (
+    Progress,
+    current_snapshot,
+    deliveries,
+    mark_compensations_delivered,
+    pending_compensations,
+    record_delivery,
+    replica_schema,
+    snapshot_replica,
+    table_at,
+)
 from .warehouse import Warehouse
 
-DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
-Progress = Callable[[str], None]
-
-
-def current_snapshot(wh: Warehouse, article: str) -> int | None:
-    """The publisher table's current snapshot id (None for a table never written)."""
-    history = wh.spark.table(f"{wh.table(article)}.history")
-    row = history.where("is_current_ancestor").orderBy(history.made_current_at.desc()).select("snapshot_id").first()
-    return row.snapshot_id if row else None
-
-
-def _table_at(wh: Warehouse, article: str, snapshot_id: int | None):
-    if snapshot_id is None:
-        return wh.spark.table(wh.table(article)).limit(0)
-    return wh.spark.read.option("snapshot-id", snapshot_id).table(wh.table(article))
-
-
-def _deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
-    if not wh.exists("subscription_deliveries"):
-        wh.spark.sql(f"create table {wh.table('subscription_deliveries')} ({DELIVERIES_SCHEMA}) using iceberg")
-    return {(r.subscriber, r.article): r.snapshot_id
-            for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
-
-
-def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
-    """True once the subscriber's replica has been given a snapshot of every article (the
-    snapshot records its deliveries last, so a crashed one does not count)."""
-    delivered = _deliveries(wh)
-    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
-
-
-def _record(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
-    """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
-    _deliveries(wh)
-    rows = [(subscriber, article, sid) for article, sid in snapshots.items()]
-    wh.spark.createDataFrame(rows, DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
-    wh.spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
-                 f"on t.subscriber = s.subscriber and t.article = s.article "
-                 f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
-
-
-def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
-    """Replace the subscriber's replica with the publisher's current rows and record the
-    snapshots it reflects (initial sync and reinitialization)."""
-    spark = wh.spark
-    schema = replica_schema(wh, subscriber)
-    pending = _pending_compensations(wh, subscriber)
-    spark.sql(f"create database if not exists {schema}")
-    snapshots = {}
-    for article in wh.require_publication().articles:
-        sid = current_snapshot(wh, article.name)
-        rows = _table_at(wh, article.name, sid)
-        rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
-        snapshots[article.name] = sid
-        progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
-    _record(wh, subscriber, snapshots)
-    _mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
-
-
-def _pending_compensations(wh: Warehouse, subscriber: str):
-    """The subscriber's undelivered compensating commands, read once (a small DataFrame of
-    collected rows): exactly these are delivered and then stamped, so a command a concurrent
-    run appends meanwhile stays pending for the next delivery."""
-    schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
-    if not wh.exists("compensating_commands"):
-        return wh.spark.createDataFrame([], schema)
-    comp = wh.spark.table(wh.table("compensating_commands"))
-    rows = comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
-        .select("subscriber", "batch_id", "seq", "article", "row_key").collect()
-    return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
-
-
-def _mark_compensations_delivered(wh: Warehouse, pending) -> None:
-    """Stamp exactly the given compensating commands delivered (keys travel in a DataFrame)."""
-    if pending.isEmpty():
-        return
-    pending.createOrReplaceTempView("qrepl_compensated")
-    wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
-                 f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
-                 f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
 
 
 def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
@@ -118,8 +46,8 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
     article = wh.article(article_name)
     cols = list(article.columns) + ["msrepl_tran_version"]
     image = F.md5(F.to_json(F.struct(*cols)))
-    before = _table_at(wh, article.name, since).select(*article.key, image.alias("before_image"))
-    current = _table_at(wh, article.name, now)
+    before = table_at(wh, article.name, since).select(*article.key, image.alias("before_image"))
+    current = table_at(wh, article.name, now)
     after = current.select(*article.key, image.alias("after_image"))
     changed = before.join(after, list(article.key), "full_outer") \
         .where(~F.col("before_image").eqNullSafe(F.col("after_image"))).select(*article.key)
@@ -154,7 +82,7 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
 
     spark = wh.spark
     pub = wh.require_publication()
-    delivered = _deliveries(wh)
+    delivered = deliveries(wh)
     report: dict[str, dict[str, int]] = {}
     subscriptions = wh.subscriptions()
     for n, sub in enumerate(subscriptions, 1):
@@ -166,7 +94,7 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
             progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
                      f"{'present' if has_replica else 'missing'})")
             continue
-        pending = _pending_compensations(wh, name)
+        pending = pending_compensations(wh, name)
         counts["compensations"] = pending.count()
         snapshots = {}
         for article in pub.articles:
@@ -179,8 +107,8 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
             counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
             snapshots[article.name] = now
         if snapshots:
-            _record(wh, name, snapshots)
-        _mark_compensations_delivered(wh, pending)
+            record_delivery(wh, name, snapshots)
+        mark_compensations_delivered(wh, pending)
         if not pub.centralized_conflicts:
             counts["conflicts"] = _deliver_conflicts(wh, name)
         progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "
@@ -224,33 +152,3 @@ def reinitialize(wh: Warehouse, subscriber: str, progress: Progress = lambda _: 
     generation = sub["generation"] + 1
     wh.update_subscription(subscriber, "active", generation, None, None)
     return generation
-
-
-def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
-    """Compact every publisher table's data files (merge-on-read leaves delete files behind)
-    and expire the snapshots no subscriber's replica still refers to: the oldest snapshot in
-    `subscription_deliveries` per article and everything after it are kept."""
-    spark = wh.spark
-    delivered = _deliveries(wh)
-    report = []
-    for article in wh.require_publication().articles:
-        table = f"{wh.schema}.{article.name}"
-        rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
-                              f"options => map('rewrite-all', 'true'))").first()
-        needed = [sid for (_, a), sid in delivered.items() if a == article.name and sid is not None]
-        history = spark.table(f"{wh.table(article.name)}.snapshots")
-        keep_from = None
-        if needed:
-            keep_from = history.where(history.snapshot_id.isin(needed)).agg({"committed_at": "min"}).first()[0]
-        if keep_from is None:  # nobody needs an old snapshot: keep the current one only
-            keep_from = history.agg({"committed_at": "max"}).first()[0]
-        # CALL takes no parameter markers; keep_from is a datetime read from the table's own
-        # metadata, so its strftime text is all digits and separators
-        expired = spark.sql(f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => "
-                            f"timestamp '{keep_from.strftime('%Y-%m-%d %H:%M:%S.%f')}', retain_last => 1)").first()
-        line = (f"{article.name}: {rewritten.rewritten_data_files_count} data file(s) rewritten into "
-                f"{rewritten.added_data_files_count}; {expired.deleted_data_files_count + expired.deleted_position_delete_files_count + expired.deleted_equality_delete_files_count} "
-                f"file(s) of expired snapshots deleted; snapshots from {keep_from} kept")
-        progress(line)
-        report.append(line)
-    return report

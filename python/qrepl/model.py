@@ -168,7 +168,7 @@ class Publication:
 
 
 def publication_from_dict(data: Any) -> Publication:
-    """Validate a publication declaration (DESIGN.md §3) and return it normalized."""
+    """Validate a publication declaration (docs/spec.md §3) and return it normalized."""
     if not isinstance(data, dict):
         raise ConfigError("publication config must be a mapping")
     name = check_identifier(data.get("publication"), "publication")

@@ -1,4 +1,4 @@
-"""The sequential reference queue reader: the executable specification (DESIGN.md §5).
+"""The sequential reference queue reader: the executable specification (docs/spec.md §5).
 
 It processes queued transactions one at a time, in order, against an in-memory publisher.
 The dbt models do the same work set-based; `qrepl replay` runs both on one scenario and the
@@ -37,7 +37,7 @@ def conflict_id(subscriber: str, tran_id: str, command_seq: int, batch_id: int) 
 
 
 def judge(op: str, current: Row | None, old_version: str | None) -> str | None:
-    """The judging table of DESIGN.md §5: None when the command is ok, else the conflict type."""
+    """The judging table of docs/spec.md §5: None when the command is ok, else the conflict type."""
     if op == "U":
         if current is None:
             return "update_missing"

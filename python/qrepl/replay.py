@@ -1,4 +1,4 @@
-"""Scenario replay (DESIGN.md §7): one scenario file through the reference or the real pipeline.
+"""Scenario replay (docs/spec.md §7): one scenario file through the reference or the real pipeline.
 
 Both modes share the scenario parsing, the queue-row building and the output writer, so the
 only difference between `qrepl replay --reference` and `qrepl replay` is who reads the queue.
@@ -27,7 +27,7 @@ from .reference import ReferenceReader
 SCENARIO_EPOCH = datetime(2026, 1, 1, 0, 0, 0)
 OUTPUT_TABLES = ("conflicts", "compensating_commands", "transaction_outcomes", "subscriptions", "queue_rejects")
 
-# Columns written per output file (DESIGN.md §4 contract columns); row images are parsed JSON.
+# Columns written per output file (docs/spec.md §4 contract columns); row images are parsed JSON.
 OUTPUT_COLUMNS = {
     "conflicts": ["conflict_id", "batch_id", "publication", "article", "row_key", "subscriber", "tran_id",
                   "command_seq", "conflict_type", "conflict_type_code", "reason_text", "policy", "winner",

@@ -56,7 +56,7 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print) ->
     """Subscribe and deliver the initial snapshot. The subscription row is written first and
     the snapshot records itself last, so a rerun after a crash at any point finishes the
     subscription instead of failing on it."""
-    from .distribution import has_snapshot, snapshot_replica
+    from .replica import has_snapshot, snapshot_replica
 
     wh = warehouse(schema)
     existing = wh.subscription(subscriber)

@@ -1,7 +1,7 @@
-"""The one place Spark + Iceberg is configured (DESIGN.md §2, STACK.md).
+"""The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md).
 
 The same settings serve the embedded session (Python layer and dbt `local` target, one JVM),
-and the Thrift server (`qrepl thrift start`), through `spark-defaults.conf` written into the
+and the Thrift server (`make thrift-start`, scripts/thrift.sh), through `spark-defaults.conf` written into the
 state directory's conf/ folder (SPARK_CONF_DIR).
 """
 
@@ -11,7 +11,24 @@ import os
 import sys
 from pathlib import Path
 
-PROJECT_DIR = Path(os.environ.get("QREPL_PROJECT_DIR", Path(__file__).resolve().parents[2]))
+_CHECKOUT = Path(__file__).resolve().parents[2]
+_PACKAGED_PROJECT = Path(__file__).resolve().parent / "dbt_project"  # packed by setup.py
+
+
+def _project_dir() -> Path:
+    """The dbt project: $QREPL_PROJECT_DIR, else the checkout this module runs from (editable
+    install, `make`), else the copy packed into an installed wheel."""
+    if os.environ.get("QREPL_PROJECT_DIR"):
+        return Path(os.environ["QREPL_PROJECT_DIR"]).resolve()
+    if (_CHECKOUT / "dbt_project.yml").is_file():
+        return _CHECKOUT
+    return _PACKAGED_PROJECT
+
+
+PROJECT_DIR = _project_dir()
+# Where qrepl writes (Spark state, dbt's target/ and logs/, the demo's viewer): beside a
+# checkout as always; for an installed package, the directory qrepl runs in, never site-packages.
+WORK_DIR = Path.cwd().resolve() if PROJECT_DIR == _PACKAGED_PROJECT else PROJECT_DIR
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
 
 LOG4J2 = """\
@@ -42,7 +59,7 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 def state_dir() -> Path:
     """Warehouse, metastore and Spark conf live here; QREPL_STATE_DIR moves them."""
-    return Path(os.environ.get("QREPL_STATE_DIR", PROJECT_DIR / ".qrepl_state")).resolve()
+    return Path(os.environ.get("QREPL_STATE_DIR", WORK_DIR / ".qrepl_state")).resolve()
 
 
 def iceberg_jar() -> Path:
@@ -81,8 +98,9 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
-        # the resolution caches small temp views; storing their analyzed plans keeps each
-        # later query from re-resolving (and reloading) every Iceberg table underneath
+        # dbt-spark's incremental models insert from SQL temporary views (`<model>__dbt_tmp`);
+        # keeping each view's analyzed plan spares re-resolving (and reloading) every Iceberg
+        # table underneath when the view is read
         "spark.sql.legacy.storeAnalyzedPlanForView": "true",
     }
 

@@ -1,10 +1,28 @@
+"""Fixtures shared by every test folder, and the layer markers.
+
+Layers (docs/architecture.md): unit/ pure Python, no JVM (`make test-fast`); spark/ the
+embedded Spark + dbt; e2e/ the CLI and whole loops on Spark; browser/ headless Chromium.
+A test gets its folder's marker (`-m spark`, `-m "not browser"`, ...) even if its file forgets it.
+"""
+
 import os
 from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parents[1]
+LAYER_MARKERS = ("spark", "e2e", "browser")
 os.environ.setdefault("QREPL_STATE_DIR", str(PROJECT / ".qrepl_state" / "test"))
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        layer = Path(item.path).resolve().relative_to(TESTS).parts[0]
+        if layer == "unit" and "spark" in getattr(item, "fixturenames", ()):
+            raise pytest.UsageError(f"{item.nodeid}: unit tests run without a JVM; put it in python/tests/spark/")
+        if layer in LAYER_MARKERS and not item.get_closest_marker(layer):
+            item.add_marker(getattr(pytest.mark, layer))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The sequential reference, sentence by sentence of DESIGN.md §5 (pure Python, no Spark)."""
+"""The sequential reference, sentence by sentence of docs/spec.md §5 (pure Python, no Spark)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def one_command(policy: str, command_for, publisher_has_row=True):
     ("I exists -> insert_exists", lambda v0: ins(1, "y", v()), True, "insert_exists"),
 ])
 def test_judging_table_under_publisher_wins(label, command, has_row, conflict):
-    """Each row of the judging table (DESIGN.md §5): the conflict type, and under publisher_wins
+    """Each row of the judging table (docs/spec.md §5): the conflict type, and under publisher_wins
     a conflicting transaction is rejected with a compensating command, an ok one applied."""
     out = one_command("publisher_wins", command, has_row)
     outcome = out["transaction_outcomes"][0]["outcome"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
 from qrepl.model import publication_from_dict
 from qrepl.service import run_reader
 from qrepl.warehouse import Warehouse
+
+pytestmark = pytest.mark.e2e
 
 SCHEMA = "qrepl_enqueue"
 V1 = "00000000-0000-4000-8000-000000000001"

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.capture import Subscriber, replica_schema
+from qrepl.capture import Subscriber
+from qrepl.replica import replica_schema
 from qrepl.distribution import distribute
 from qrepl.model import publication_from_dict
 from qrepl.service import run_reader
 from qrepl.warehouse import Warehouse
+
+pytestmark = pytest.mark.e2e
 
 SCHEMA = "qrepl_e2e"
 PUBLICATION = {

@@ -9,12 +9,16 @@ import json
 
 import pytest
 
-from qrepl.capture import Subscriber, replica_schema
-from qrepl.distribution import distribute, maintain, reinitialize
+from qrepl.capture import Subscriber
+from qrepl.replica import replica_schema
+from qrepl.distribution import distribute, reinitialize
+from qrepl.maintenance import maintain
 from qrepl.enqueue import enqueue_file
 from qrepl.model import publication_from_dict
 from qrepl.service import run_reader
 from qrepl.warehouse import Warehouse, new_version
+
+pytestmark = pytest.mark.e2e
 
 SUBSCRIBERS = ("north", "south", "east")
 

@@ -1,4 +1,4 @@
-"""DESIGN.md §1 and §5, one named test per sentence, on the real pipeline.
+"""docs/spec.md §1 and §5, one named test per sentence, on the real pipeline.
 
 One scenario per policy holds a small case per sentence (own subscribers, own rows); it is
 replayed once through Spark + dbt and once through the reference. Each test quotes its
@@ -13,6 +13,8 @@ import pytest
 
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import dele, ins, row, scenario, tran, upd, v
+
+pytestmark = pytest.mark.spark
 
 V = defaultdict(v)  # V["name"]: a fresh version GUID per name, stable within the run
 SUBSCRIBERS = ("a", "b", "c", "d", "e", "f", "g1", "g2", "h", "z")

@@ -28,6 +28,8 @@ from hypothesis import strategies as st
 
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 
+pytestmark = pytest.mark.spark
+
 EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "50"))
 # more than ~25 workloads per example exceed hypothesis's budget of choices per example
 PACK = min(25, max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "25"))))

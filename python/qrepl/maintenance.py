@@ -1,0 +1,41 @@
+"""`qrepl maintain`: compaction and snapshot expiry for the publisher tables.
+
+Merge-on-read leaves delete files behind every run; compaction rewrites them into plain data
+files. Snapshots are expired only up to the oldest one a subscriber's replica still reflects,
+so the next delivery can still diff against it (docs/architecture.md §9).
+"""
+
+from __future__ import annotations
+
+from .replica import Progress, deliveries
+from .warehouse import Warehouse
+
+
+def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
+    """Compact every publisher table's data files (merge-on-read leaves delete files behind)
+    and expire the snapshots no subscriber's replica still refers to: the oldest snapshot in
+    `subscription_deliveries` per article and everything after it are kept."""
+    spark = wh.spark
+    delivered = deliveries(wh)
+    report = []
+    for article in wh.require_publication().articles:
+        table = f"{wh.schema}.{article.name}"
+        rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
+                              f"options => map('rewrite-all', 'true'))").first()
+        needed = [sid for (_, a), sid in delivered.items() if a == article.name and sid is not None]
+        history = spark.table(f"{wh.table(article.name)}.snapshots")
+        keep_from = None
+        if needed:
+            keep_from = history.where(history.snapshot_id.isin(needed)).agg({"committed_at": "min"}).first()[0]
+        if keep_from is None:  # nobody needs an old snapshot: keep the current one only
+            keep_from = history.agg({"committed_at": "max"}).first()[0]
+        # CALL takes no parameter markers; keep_from is a datetime read from the table's own
+        # metadata, so its strftime text is all digits and separators
+        expired = spark.sql(f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => "
+                            f"timestamp '{keep_from.strftime('%Y-%m-%d %H:%M:%S.%f')}', retain_last => 1)").first()
+        line = (f"{article.name}: {rewritten.rewritten_data_files_count} data file(s) rewritten into "
+                f"{rewritten.added_data_files_count}; {expired.deleted_data_files_count + expired.deleted_position_delete_files_count + expired.deleted_equality_delete_files_count} "
+                f"file(s) of expired snapshots deleted; snapshots from {keep_from} kept")
+        progress(line)
+        report.append(line)
+    return report

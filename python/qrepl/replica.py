@@ -1,0 +1,136 @@
+"""A subscriber's replica: its schema (`<publisher schema>__<subscriber>`), its rows, its
+initial snapshot, and which publisher snapshot each of its tables reflects
+(`subscription_deliveries`). Capture writes replicas, distribution and reinitialization bring
+them up to the publisher, maintenance keeps the snapshots they still need.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .model import canonical_key, check_identifier, typed_row
+from .warehouse import Warehouse
+
+DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
+Progress = Callable[[str], None]
+
+
+def replica_schema(warehouse: Warehouse, subscriber: str) -> str:
+    return f"{warehouse.schema}__{check_identifier(subscriber, 'subscriber')}"
+
+
+class Replica:
+    """A subscriber's copy of the publication's articles (its own schema)."""
+
+    def __init__(self, warehouse: Warehouse, subscriber: str) -> None:
+        self.subscriber = subscriber
+        self.wh = Warehouse(warehouse.spark, replica_schema(warehouse, subscriber))
+        self.publisher = warehouse
+
+    def snapshot_from_publisher(self, progress: Progress = lambda _: None) -> None:
+        """Replace the replica with the publisher's current rows (initial sync, reinitialization)."""
+        snapshot_replica(self.publisher, self.subscriber, progress)
+
+    def row(self, article: str, key_values: dict[str, Any]) -> dict | None:
+        """The replica's row with this key (a key filter, not a scan collected to the driver)."""
+        a = self.publisher.article(article)
+        if canonical_key(a, key_values) is None:
+            return None
+        typed = typed_row(a, key_values)
+        df = self.wh.spark.table(self.wh.table(a.name))
+        for k in a.key:
+            df = df.where(df[k] == typed[k])
+        found = df.limit(1).collect()
+        return found[0].asDict() if found else None
+
+    def rows(self, article: str) -> list[dict]:
+        return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]
+
+
+class ReplicaWarehouse(Warehouse):
+    """Replica tables in the subscriber's schema, typed by the publisher's articles."""
+
+    def __init__(self, publisher: Warehouse, schema: str) -> None:
+        super().__init__(publisher.spark, schema)
+        self.publisher = publisher
+
+    def require_publication(self):
+        return self.publisher.require_publication()
+
+
+def current_snapshot(wh: Warehouse, article: str) -> int | None:
+    """The publisher table's current snapshot id (None for a table never written)."""
+    history = wh.spark.table(f"{wh.table(article)}.history")
+    row = history.where("is_current_ancestor").orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+    return row.snapshot_id if row else None
+
+
+def table_at(wh: Warehouse, article: str, snapshot_id: int | None):
+    if snapshot_id is None:
+        return wh.spark.table(wh.table(article)).limit(0)
+    return wh.spark.read.option("snapshot-id", snapshot_id).table(wh.table(article))
+
+
+def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
+    if not wh.exists("subscription_deliveries"):
+        wh.spark.sql(f"create table {wh.table('subscription_deliveries')} ({DELIVERIES_SCHEMA}) using iceberg")
+    return {(r.subscriber, r.article): r.snapshot_id
+            for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
+
+
+def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
+    """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
+    deliveries(wh)
+    rows = [(subscriber, article, sid) for article, sid in snapshots.items()]
+    wh.spark.createDataFrame(rows, DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
+    wh.spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
+                 f"on t.subscriber = s.subscriber and t.article = s.article "
+                 f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
+
+
+def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
+    """True once the subscriber's replica has been given a snapshot of every article (the
+    snapshot records its deliveries last, so a crashed one does not count)."""
+    delivered = deliveries(wh)
+    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
+
+
+def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
+    """Replace the subscriber's replica with the publisher's current rows and record the
+    snapshots it reflects (initial sync and reinitialization)."""
+    spark = wh.spark
+    schema = replica_schema(wh, subscriber)
+    pending = pending_compensations(wh, subscriber)
+    spark.sql(f"create database if not exists {schema}")
+    snapshots = {}
+    for article in wh.require_publication().articles:
+        sid = current_snapshot(wh, article.name)
+        rows = table_at(wh, article.name, sid)
+        rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
+        snapshots[article.name] = sid
+        progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
+    record_delivery(wh, subscriber, snapshots)
+    mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
+
+
+def pending_compensations(wh: Warehouse, subscriber: str):
+    """The subscriber's undelivered compensating commands, read once (a small DataFrame of
+    collected rows): exactly these are delivered and then stamped, so a command a concurrent
+    run appends meanwhile stays pending for the next delivery."""
+    schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
+    if not wh.exists("compensating_commands"):
+        return wh.spark.createDataFrame([], schema)
+    comp = wh.spark.table(wh.table("compensating_commands"))
+    rows = comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
+        .select("subscriber", "batch_id", "seq", "article", "row_key").collect()
+    return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
+
+
+def mark_compensations_delivered(wh: Warehouse, pending) -> None:
+    """Stamp exactly the given compensating commands delivered (keys travel in a DataFrame)."""
+    if pending.isEmpty():
+        return
+    pending.createOrReplaceTempView("qrepl_compensated")
+    wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
+                 f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
+                 f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
