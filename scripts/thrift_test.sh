@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dbt build through a real Spark Thrift Server: prepare a scenario's tables with the
 # embedded Spark, hand the metastore to the Thrift server, `dbt build --target thrift`,
-# then check the results against the sequential reference.
+# run two queue readers at once against it, then check the results against the sequential
+# reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QREPL_STATE_DIR="$PWD/.qrepl_state/thrift"
@@ -12,6 +13,9 @@ rm -rf "$QREPL_STATE_DIR"
 trap 'bash scripts/thrift.sh stop' EXIT
 bash scripts/thrift.sh start
 QREPL_TARGET=thrift .venv/bin/dbt build --project-dir . --profiles-dir profiles --target thrift
+# two queue readers at once on one server (a CI job and a scheduler): the run lock lets one
+# through and refuses the other with one line; no batch is cut twice
+.venv/bin/python python/tests/e2e/thrift_two_runs.py "$QREPL_SCHEMA"
 bash scripts/thrift.sh stop
 trap - EXIT
 .venv/bin/python -m qrepl.thrift_check verify "$SCENARIO"
