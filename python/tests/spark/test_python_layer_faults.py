@@ -54,7 +54,8 @@ class Checkpoint:
                 for t in self.spark.catalog.listTables(s) if not t.isTemporary]
 
     def _snapshot(self, table: str) -> int | None:
-        row = self.spark.sql(f"select snapshot_id from {table}.snapshots order by committed_at desc limit 1").first()
+        row = self.spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor "
+                             f"order by made_current_at desc limit 1").first()
         return row.snapshot_id if row else None
 
     def restore(self) -> None:
@@ -64,7 +65,8 @@ class Checkpoint:
             elif self.snapshots[table] is None:
                 self.spark.sql(f"delete from {table}")
             elif self._snapshot(table) != self.snapshots[table]:
-                self.spark.sql(f"call spark_catalog.system.rollback_to_snapshot('{table}', {self.snapshots[table]})")
+                # not rollback_to_snapshot: a replaced replica table's old snapshot is no ancestor
+                self.spark.sql(f"call spark_catalog.system.set_current_snapshot('{table}', {self.snapshots[table]})")
 
 
 def _state(wh: Warehouse) -> dict:
