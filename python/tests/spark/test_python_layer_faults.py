@@ -10,35 +10,13 @@ The tables must then equal the uninterrupted result.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Callable
-
 import pytest
 
+from python_layer_ops import OPERATIONS, RETRY_IS_NEW_WORK, build_base, schemas, state
 from qrepl import faults
-from qrepl.capture import Subscriber, replica_schema
-from qrepl.distribution import distribute, reinitialize
-from qrepl.enqueue import enqueue_file
-from qrepl.model import publication_from_dict
-from qrepl.service import add_subscription, run_reader
 from qrepl.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
-
-SCHEMA = "qrepl_pyfaults"
-SUBSCRIBERS = ("a", "b", "c")
-PUBLICATION = {
-    "publication": "sales", "policy": "publisher_wins", "centralized_conflicts": False,
-    "articles": [{"name": "customers", "key": ["customer_id"],
-                  "columns": {"customer_id": "int", "city": "string"}}],
-}
-IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
-                   "msrepl_tran_version", "snapshot_id"}
-
-
-def _schemas(wh: Warehouse) -> list[str]:
-    return [wh.schema] + [replica_schema(wh, s) for s in SUBSCRIBERS]
 
 
 class Checkpoint:
@@ -69,80 +47,19 @@ class Checkpoint:
                 self.spark.sql(f"call spark_catalog.system.set_current_snapshot('{table}', {self.snapshots[table]})")
 
 
-def _state(wh: Warehouse) -> dict:
-    """What a user relies on after the operation: publisher, queue, replicas, subscriptions,
-    which compensations are still pending, what each replica's conflicts hold. Generated
-    values (versions, times, ids) are compared by count, not by value."""
-    spark = wh.spark
-    state = {}
-    for schema in _schemas(wh):
-        if not spark.catalog.databaseExists(schema):
-            continue
-        for t in spark.catalog.listTables(schema):
-            if t.isTemporary or t.name.startswith("qrepl_resolve_"):
-                continue
-            rows = [{k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
-                    | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
-                    for r in spark.table(f"{schema}.{t.name}").collect()]
-            state[f"{schema}.{t.name}"] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-    return state
-
-
 @pytest.fixture(scope="module")
 def wh(spark) -> Warehouse:
-    """Two subscribers race on customer 1 and b also deletes customer 2: b's transaction is
-    rejected (compensations pending), a's is applied (publisher changes pending for b)."""
-    wh = Warehouse(spark, SCHEMA)
-    for s in SUBSCRIBERS:
-        Warehouse(spark, replica_schema(wh, s)).drop_schema()
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": f"v-{i}"}
-                                 for i in (1, 2, 3)])
-    for s in ("a", "b"):
-        add_subscription(SCHEMA, s, echo=lambda _: None)
-    with Subscriber(wh, "a").transaction("a1") as t:
-        t.update("customers", {"customer_id": 1}, {"city": "A"})
-    with Subscriber(wh, "b").transaction("b1") as t:
-        t.update("customers", {"customer_id": 1}, {"city": "B"})
-        t.delete("customers", {"customer_id": 2})
-    run_reader(SCHEMA, echo=lambda _: None)
-    return wh
-
-
-def _capture(wh: Warehouse) -> None:
-    with Subscriber(wh, "a").transaction("a2") as t:
-        t.update("customers", {"customer_id": 3}, {"city": "A3"})
-        t.insert("customers", {"customer_id": 4, "city": "A4"})
-
-
-def _enqueue(wh: Warehouse, tmp: Path) -> None:
-    path = tmp / "changes.jsonl"
-    path.write_text(json.dumps({"tran_id": "file-1", "article": "customers", "op": "U",
-                                "row": {"customer_id": 3, "city": "F"}, "old_version": "v-3"}) + "\n")
-    enqueue_file(wh, "a", path, progress=lambda _: None)
-
-
-OPERATIONS: dict[str, Callable] = {
-    "distribute": lambda wh, tmp: distribute(wh),
-    "reinitialize": lambda wh, tmp: reinitialize(wh, "b"),
-    "subscription_add": lambda wh, tmp: add_subscription(SCHEMA, "c", echo=lambda _: None),
-    "capture": lambda wh, tmp: _capture(wh),
-    "enqueue": _enqueue,
-}
-# rerunning these after a failure is not a no-op by design: a captured transaction the caller
-# saw fail is retried by the caller (a new transaction); the checks below say what converges
-RETRY_IS_NEW_WORK = {"capture"}
+    return build_base(spark)
 
 
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 def test_a_failed_write_path_converges_when_rerun(wh, operation, tmp_path):
     op = OPERATIONS[operation]
-    checkpoint = Checkpoint(wh.spark, _schemas(wh))
+    checkpoint = Checkpoint(wh.spark, schemas(wh))
     faults.arm(10**9, faults.raise_fault)
     op(wh, tmp_path)
     writes = faults.disarm()
-    expected = _state(wh)
+    expected = state(wh)
     assert writes > 0, f"{operation} made no write"
     try:
         for k in range(1, writes + 1):
@@ -160,7 +77,7 @@ def test_a_failed_write_path_converges_when_rerun(wh, operation, tmp_path):
                     op(wh, tmp_path)
                 continue
             op(wh, tmp_path)
-            assert _state(wh) == expected, f"{operation} did not converge after a failure at write {k}"
+            assert state(wh) == expected, f"{operation} did not converge after a failure at write {k}"
     finally:
         faults.disarm()
         checkpoint.restore()

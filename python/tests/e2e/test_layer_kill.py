@@ -1,0 +1,56 @@
+"""SIGKILL (the Python process and its Spark JVM together) of the Python layer's write paths
+after each of their writes, then the same command again in a new process: the state must
+equal the uninterrupted one (docs/spec.md, failure contract). Each try starts from a copy of
+the same state directory. Long: `make faults` runs it (QREPL_LAYER_KILL=all); CI runs one
+kill of `distribute`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+DRIVER = Path(__file__).with_name("layer_driver.py")
+OPS = ["distribute", "reinitialize", "subscription_add", "enqueue"]
+
+
+def _run(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(DRIVER), *args], env=env, capture_output=True, text=True,
+                          start_new_session=True, timeout=900)
+
+
+def _restore(base: Path, state_dir: Path) -> None:
+    """The same state directory, at the same absolute path (the metastore stores table locations)."""
+    shutil.rmtree(state_dir, ignore_errors=True)
+    shutil.copytree(base, state_dir, symlinks=True)
+
+
+@pytest.mark.parametrize("operation", OPS if os.environ.get("QREPL_LAYER_KILL") == "all" else ["distribute"])
+def test_a_killed_write_path_converges_when_rerun(tmp_path, operation):
+    state_dir, base = tmp_path / "state", tmp_path / "base"
+    env = {**os.environ, "QREPL_STATE_DIR": str(state_dir)}
+    env.pop("QREPL_FAULT", None)
+    setup = _run(env, "setup")
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    shutil.copytree(state_dir, base, symlinks=True)
+    counted = _run(env, "count", operation, str(tmp_path / "expected.json"))
+    assert counted.returncode == 0, counted.stderr[-3000:]
+    expected = json.loads((tmp_path / "expected.json").read_text())
+    writes = expected["writes"]
+    points = range(1, writes + 1) if os.environ.get("QREPL_LAYER_KILL") == "all" else [max(writes // 2, 1)]
+    for k in points:
+        _restore(base, state_dir)
+        killed = _run({**env, "QREPL_FAULT": f"kill:{k}"}, "op", operation)
+        assert killed.returncode == -9, f"{operation}: write {k} of {writes} did not kill: {killed.stderr[-2000:]}"
+        recovered = _run(env, "recover", operation, str(tmp_path / f"after_{k}.json"))
+        assert recovered.returncode == 0, recovered.stderr[-3000:]
+        actual = json.loads((tmp_path / f"after_{k}.json").read_text())
+        assert actual["state"] == expected["state"], f"{operation} did not converge after a kill at write {k}"
