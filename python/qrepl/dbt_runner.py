@@ -26,6 +26,31 @@ def _model_progress(progress):
     return callback
 
 
+def _failure_detail(res) -> str:
+    """One line saying why a dbt invocation failed: the project's own `qrepl: ...` message
+    when there is one (e.g. the run lock's), else the failed node and the last line of its error."""
+    messages = []
+    if res.exception is not None:
+        messages.append(("", str(res.exception) or repr(res.exception)))
+    try:
+        results = list(res.result or []) if not isinstance(res.result, (str, bytes)) else []
+    except TypeError:  # a result that is not a list of node results (parse, docs)
+        results = []
+    for r in results:
+        if getattr(r, "status", None) not in ("success", "pass", None):
+            node = getattr(getattr(r, "node", None), "name", None) or getattr(r, "unique_id", "") or ""
+            messages.append((node, str(getattr(r, "message", None) or getattr(r, "status", ""))))
+    for node, text in messages:
+        for line in text.splitlines():
+            if line.strip().startswith("qrepl: "):
+                return line.strip()[len("qrepl: "):]
+    for node, text in messages:
+        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        if lines:
+            return f"{node}: {lines[-1]}" if node else lines[-1]
+    return ""
+
+
 def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None,
                progress=None) -> object:
     """Run one dbt command on the embedded `local` target against `schema`; `progress`, if
@@ -45,17 +70,7 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
         cmd = ["--quiet", "--log-format", "text"] + cmd
     res = dbtRunner(callbacks=[_model_progress(progress)] if progress else []).invoke(cmd)
     if not res.success:
-        detail = ""
-        if res.exception is not None:
-            detail = str(res.exception).strip().splitlines()[-1] if str(res.exception).strip() else repr(res.exception)
-        elif res.result is not None:
-            try:
-                failed = [r for r in res.result if getattr(r, "status", None) not in ("success", "pass", None)]
-                if failed:
-                    detail = f"{failed[0].node.name}: {(failed[0].message or '').strip().splitlines()[-1] if failed[0].message else failed[0].status}"
-            except TypeError:
-                pass
-        raise DbtError(f"dbt {args[0]} failed{': ' + detail if detail else ''}")
+        raise DbtError(f"dbt {args[0]} failed{': ' + _failure_detail(res) if _failure_detail(res) else ''}")
     return res
 
 

@@ -23,6 +23,7 @@ PUBLICATION = {
     "articles": [{"name": "customers", "key": ["customer_id"],
                   "columns": {"customer_id": "int", "city": "string"}}],
 }
+VERSION = "00000000-0000-4000-8000-{:012d}".format
 IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
                    "msrepl_tran_version", "snapshot_id"}
 
@@ -58,7 +59,7 @@ def build_base(spark) -> Warehouse:
         Warehouse(spark, replica_schema(wh, s)).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": f"v-{i}"}
+    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": VERSION(i)}
                                  for i in (1, 2, 3)])
     for s in ("a", "b"):
         add_subscription(SCHEMA, s, echo=lambda _: None)
@@ -67,7 +68,9 @@ def build_base(spark) -> Warehouse:
     with Subscriber(wh, "b").transaction("b1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "B"})
         t.delete("customers", {"customer_id": 2})
-    run_reader(SCHEMA, echo=lambda _: None)
+    history = run_reader(SCHEMA, echo=lambda _: None)
+    # the operations below need work to do: b's rejected transaction left compensations
+    assert (history["conflicts"], history["rejected"], history["quarantined"]) == (1, 1, 0), history
     return wh
 
 
@@ -80,7 +83,7 @@ def _capture(wh: Warehouse) -> None:
 def _enqueue(wh: Warehouse, tmp: Path) -> None:
     path = tmp / "changes.jsonl"
     path.write_text(json.dumps({"tran_id": "file-1", "article": "customers", "op": "U",
-                                "row": {"customer_id": 3, "city": "F"}, "old_version": "v-3"}) + "\n")
+                                "row": {"customer_id": 3, "city": "F"}, "old_version": VERSION(3)}) + "\n")
     enqueue_file(wh, "a", path, progress=lambda _: None)
 
 
