@@ -8,32 +8,44 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.dbt_runner import DbtError, dbt_invoke
 from qrepl.model import publication_from_dict
+from qrepl.spark import PROJECT_DIR
 from qrepl.warehouse import ARTICLES_SCHEMA, Warehouse
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_names"
 
 
-def test_schema_name_is_validated_in_the_macros(spark):
-    with pytest.raises(DbtError, match="invalid schema name 'x; drop table y'"):
-        dbt_invoke(["run-operation", "qrepl_config"], "x; drop table y")
+def _qrepl_config_error(monkeypatch, schema: str) -> str:
+    """Run the `qrepl_config` macro (what every model calls first) on `schema`; its error text."""
+    from dbt.cli.main import dbtRunner
+
+    monkeypatch.setenv("QREPL_SCHEMA", schema)
+    monkeypatch.setenv("QREPL_TARGET", "local")
+    messages: list[str] = []
+    res = dbtRunner(callbacks=[lambda event: messages.append(event.info.msg)]).invoke(
+        ["--quiet", "run-operation", "qrepl_config", "--project-dir", str(PROJECT_DIR),
+         "--profiles-dir", str(PROJECT_DIR / "profiles")])
+    assert not res.success
+    return "\n".join(messages)
+
+
+def test_schema_name_is_validated_in_the_macros(spark, monkeypatch):
+    assert "qrepl: invalid schema name 'x; drop table y'" in _qrepl_config_error(monkeypatch, "x; drop table y")
 
 
 @pytest.mark.parametrize("column, message", [
     ("city; drop table t", "invalid column name"),
     ("change_op", "article column name 'change_op' is reserved by the queue reader"),
 ])
-def test_column_names_read_back_from_qrepl_articles_are_validated(spark, column, message):
+def test_column_names_read_back_from_qrepl_articles_are_validated(spark, monkeypatch, column, message):
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
     spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"])], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
-    with pytest.raises(DbtError, match=message):
-        dbt_invoke(["run-operation", "qrepl_config"], SCHEMA)
+    assert message in _qrepl_config_error(monkeypatch, SCHEMA)
 
 
 def test_publication_create_refuses_a_reserved_column_with_one_line(spark, tmp_path):
