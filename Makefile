@@ -21,7 +21,7 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser  ## unit, scenario, property and browser tests
+test: $(STAMP) browser metastore-driver  ## unit, scenario, property, browser and shared-metastore tests
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q
 

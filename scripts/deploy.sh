@@ -33,13 +33,19 @@ start() {
     write_env
     # shellcheck disable=SC1090
     source "$ENV_FILE"
+    # the cluster needs no metastore: it starts while the metastore is prepared
+    bash scripts/cluster.sh start > "$QREPL_DEPLOY_DIR/cluster-start.log" 2>&1 &
+    local cluster_pid=$!
     marker="$QREPL_DEPLOY_DIR/.metastore_initialized"
     if [ ! -f "$marker" ]; then
         echo "creating the metastore schema and Hive lock tables (one JVM, before any other)"
         .venv/bin/python -m qrepl.spark init-metastore
         touch "$marker"
     fi
-    bash scripts/cluster.sh start
+    local cluster_rc=0
+    wait "$cluster_pid" || cluster_rc=$?
+    cat "$QREPL_DEPLOY_DIR/cluster-start.log"
+    [ "$cluster_rc" = 0 ] || exit "$cluster_rc"
     bash scripts/thrift.sh start
     echo "topology up; settings for every qrepl process: source $ENV_FILE"
 }

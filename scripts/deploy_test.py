@@ -153,6 +153,8 @@ class Loop:
     def loop(self) -> None:
         while not self.stop.is_set():
             self.run_once()
+            if self.runs[-1][2] != 0:
+                time.sleep(5)  # a failed run (e.g. the run lock held) is retried, not spun on
 
 
 def overlapping(runs: list[tuple[float, float, int]], others: list[tuple[float, float, int]]) -> int:
@@ -160,6 +162,9 @@ def overlapping(runs: list[tuple[float, float, int]], others: list[tuple[float, 
 
 
 def main(schema: str, transactions: int) -> int:
+    # SIGTERM (timeout, Ctrl-C through deploy_test.sh) unwinds through the finally below,
+    # which stops every process this driver started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     deploy = Path(os.environ["QREPL_DEPLOY_DIR"])
     logs = deploy / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -167,8 +172,36 @@ def main(schema: str, transactions: int) -> int:
     me = [sys.executable, str(Path(__file__).resolve())]
     os.environ["QREPL_SCHEMA"] = schema
 
+    children: list[subprocess.Popen] = []
+    loops: list[Loop] = []
+    try:
+        return _run(schema, transactions, began, logs, me, children, loops)
+    finally:
+        for loop in loops:
+            loop.stop.set()
+        for p in children + [loop.current for loop in loops if loop.current]:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in children + [loop.current for loop in loops if loop.current]:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+def _started(children: list[subprocess.Popen], command: list[str], **kwargs) -> subprocess.Popen:
+    """A child in its own process group (its JVM with it), remembered for the cleanup."""
+    process = subprocess.Popen(command, cwd=PROJECT, start_new_session=True, **kwargs)
+    children.append(process)
+    return process
+
+
+def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str],
+         children: list[subprocess.Popen], loops: list[Loop]) -> int:
     print(f"[{_clock(began)}] setup: publication and {len(SUBSCRIBERS)} subscriptions", flush=True)
-    subprocess.run(me + ["setup", "--schema", schema], cwd=PROJECT, check=True)
+    if _started(children, me + ["setup", "--schema", schema]).wait() != 0:
+        print("setup failed")
+        return 1
 
     dbt = [str(VENV_BIN / "dbt"), "run", "--project-dir", str(PROJECT), "--profiles-dir",
            str(PROJECT / "profiles"), "--target", "thrift"]
@@ -181,41 +214,34 @@ def main(schema: str, transactions: int) -> int:
     capture_logs = {s: logs / f"capture_{s}.jsonl" for s in SUBSCRIBERS}
     print(f"[{_clock(began)}] concurrent phase: {len(SUBSCRIBERS)} subscribers x {transactions} transactions, "
           f"`dbt run --target thrift` in a loop, `qrepl distribute` in a loop", flush=True)
-    captures = {s: subprocess.Popen(me + ["capture", "--schema", schema, "--subscriber", s, "--transactions",
-                                          str(transactions), "--log", str(capture_logs[s])],
-                                    cwd=PROJECT, stdout=(logs / f"capture_{s}.log").open("w"),
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+    loops += [scheduler, distributor]
+    captures = {s: _started(children, me + ["capture", "--schema", schema, "--subscriber", s, "--transactions",
+                                            str(transactions), "--log", str(capture_logs[s])],
+                            stdout=(logs / f"capture_{s}.log").open("w"), stderr=subprocess.STDOUT)
                 for s in SUBSCRIBERS}
-    threads = [threading.Thread(target=loop.loop, daemon=True) for loop in (scheduler, distributor)]
+    threads = [threading.Thread(target=loop.loop, daemon=True) for loop in loops]
     for t in threads:
         t.start()
-    children = list(captures.values())
-    try:
-        while any(p.poll() is None for p in captures.values()):
-            time.sleep(30)
-            done = sum(len(f.read_text().splitlines()) if f.exists() else 0 for f in capture_logs.values())
-            print(f"[{_clock(began)}] captured {done}/{transactions * len(SUBSCRIBERS)}, runs {len(scheduler.runs)}, "
-                  f"distributions {len(distributor.runs)}", flush=True)
-        capture_end = time.time()
-        for loop in (scheduler, distributor):
-            loop.stop.set()
-        for t in threads:
-            t.join()
-        failed = [s for s, p in captures.items() if p.returncode != 0]
-        if failed:
-            print(f"capture process(es) {failed} exited with an error: see {logs}/capture_*.log")
-            return 1
-        print(f"[{_clock(began)}] captures done; final run and distribution", flush=True)
-        if scheduler.run_once() != 0 or distributor.run_once() != 0:
-            print(f"final run or distribution failed: see {logs}/scheduler.log, {logs}/distribution.log")
-            return 1
-    finally:
-        for p in children + [loop.current for loop in (scheduler, distributor) if loop.current]:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
+    while any(p.poll() is None for p in captures.values()):
+        time.sleep(30)
+        done = sum(len(f.read_text().splitlines()) if f.exists() else 0 for f in capture_logs.values())
+        print(f"[{_clock(began)}] captured {done}/{transactions * len(SUBSCRIBERS)}, runs {len(scheduler.runs)}, "
+              f"distributions {len(distributor.runs)}", flush=True)
+    capture_end = time.time()
+    for loop in loops:
+        loop.stop.set()
+    for t in threads:
+        t.join()
+    failed = [s for s, p in captures.items() if p.returncode != 0]
+    if failed:
+        print(f"capture process(es) {failed} exited with an error: see {logs}/capture_*.log")
+        return 1
+    print(f"[{_clock(began)}] captures done; final run and distribution", flush=True)
+    if scheduler.run_once() != 0 or distributor.run_once() != 0:
+        print(f"final run or distribution failed: see {logs}/scheduler.log, {logs}/distribution.log")
+        return 1
     print(f"[{_clock(began)}] verifying", flush=True)
-    verdict = subprocess.run(me + ["verify", "--schema", schema, "--report", str(logs / "verify.json")],
-                             cwd=PROJECT).returncode
+    verdict = _started(children, me + ["verify", "--schema", schema, "--report", str(logs / "verify.json")]).wait()
     report = json.loads((logs / "verify.json").read_text()) if (logs / "verify.json").exists() else {}
     entries = [json.loads(line) for f in capture_logs.values() for line in f.read_text().splitlines()]
     failed_captures = [e for e in entries if e["status"] == "failed"]

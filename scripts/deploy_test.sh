@@ -12,9 +12,15 @@ export QREPL_THRIFT_PORT="${QREPL_THRIFT_PORT:-10001}"
 # a previous run's leftovers (its processes were stopped by its own trap)
 bash scripts/deploy.sh stop >/dev/null 2>&1 || true
 rm -rf "$QREPL_DEPLOY_DIR"
+CHILD=""
 trap 'echo "stopping the topology"; bash scripts/deploy.sh stop' EXIT
-trap 'exit 130' INT TERM
+# Ctrl-C / SIGTERM: the test driver stops its own processes (it handles SIGTERM), then EXIT stops the rest
+trap '[ -n "$CHILD" ] && kill -TERM "$CHILD" 2>/dev/null; exit 130' INT TERM
 bash scripts/deploy.sh start
 # shellcheck disable=SC1091
 source "$QREPL_DEPLOY_DIR/env.sh"
-timeout --kill-after=30 "${QREPL_DEPLOY_TIMEOUT:-1500}" .venv/bin/python scripts/deploy_test.py main "$@"
+timeout --kill-after=60 "${QREPL_DEPLOY_TIMEOUT:-2400}" .venv/bin/python scripts/deploy_test.py main "$@" &
+CHILD=$!
+rc=0
+wait "$CHILD" || rc=$?
+exit "$rc"

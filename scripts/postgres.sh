@@ -15,6 +15,10 @@ PGDIR="$DEPLOY/postgres"
 DATA="$PGDIR/data"
 SOCKETS="$PGDIR/run"
 DATABASE=qrepl_metastore
+# the port a cluster was created with wins over QREPL_PG_PORT (it is written into its config)
+if [ -f "$DATA/postgresql.conf" ]; then
+    PORT=$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$DATA/postgresql.conf" | tail -1)
+fi
 DB_USER=qrepl
 OS_USER=qrepl-pg
 
@@ -31,7 +35,7 @@ ensure_os_user() {
 running() { [ -f "$DATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
 
 url() {
-    echo "postgresql://$DB_USER:$(cat "$PGDIR/password")@127.0.0.1:$PORT/$DATABASE"
+    echo "postgresql://$DB_USER:$(as_pg cat "$PGDIR/password")@127.0.0.1:$PORT/$DATABASE"
 }
 
 init() {
