@@ -7,25 +7,29 @@ bash scripts/deploy.sh start
 # shellcheck disable=SC1091
 source "$QREPL_DEPLOY_DIR/env.sh"
 export QREPL_SCHEMA="${QREPL_SCHEMA:-qrepl_deploy}"
-if ! .venv/bin/qrepl subscription list >/dev/null 2>&1; then
-    .venv/bin/qrepl publication create --config publications/sales.yml --seed
-    for s in north south; do .venv/bin/qrepl subscription add "$s"; done
+if [ ! -f "$QREPL_DEPLOY_DIR/.demo_loaded_$QREPL_SCHEMA" ]; then
+    # one process (one JVM start) for the publication, two subscriptions and their first changes
     .venv/bin/python - <<'PY'
 from qrepl.capture import Subscriber
-from qrepl.service import warehouse
+from qrepl.service import create_publication, warehouse
 
+create_publication("publications/sales.yml", seed=True)
 wh = warehouse()
+wh.add_subscriptions(["north", "south"])
 north, south = Subscriber(wh, "north"), Subscriber(wh, "south")
+for subscriber in (north, south):
+    subscriber.replica.snapshot_from_publisher()
 with north.transaction() as t:
     t.update("customers", {"customer_id": 1}, {"city": "Cambridge"})
 with south.transaction() as t:   # the same row, from the version both saw: a conflict
     t.update("customers", {"customer_id": 1}, {"credit_limit": "9000.00"})
 with south.transaction() as t:
     t.insert("customers", {"customer_id": 50, "name": "Edsger", "city": "Austin", "credit_limit": "100.00"})
-print("captured 3 transactions from north and south")
+print("publication sales, subscribers north and south, 3 transactions captured")
 PY
     .venv/bin/dbt run --project-dir . --profiles-dir profiles --target thrift --quiet
     .venv/bin/qrepl distribute
+    touch "$QREPL_DEPLOY_DIR/.demo_loaded_$QREPL_SCHEMA"
 fi
 cat <<TXT
 
