@@ -51,6 +51,13 @@ def _deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
             for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
 
 
+def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
+    """True once the subscriber's replica has been given a snapshot of every article (the
+    snapshot records its deliveries last, so a crashed one does not count)."""
+    delivered = _deliveries(wh)
+    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
+
+
 def _record(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
     """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
     _deliveries(wh)
@@ -66,6 +73,7 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     snapshots it reflects (initial sync and reinitialization)."""
     spark = wh.spark
     schema = replica_schema(wh, subscriber)
+    pending = _pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     snapshots = {}
     for article in wh.require_publication().articles:
@@ -75,16 +83,30 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
     _record(wh, subscriber, snapshots)
-    if wh.exists("compensating_commands"):  # the snapshot supersedes them
-        _mark_compensations_delivered(wh, subscriber)
+    _mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
 
 
-def _mark_compensations_delivered(wh: Warehouse, subscriber: str) -> None:
-    """Stamp the subscriber's pending compensating commands delivered (the name travels in a
-    DataFrame, not in SQL text)."""
-    wh.spark.createDataFrame([(subscriber,)], "subscriber STRING").createOrReplaceTempView("qrepl_compensated")
-    wh.spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
-                 f"where delivered_at is null and subscriber in (select subscriber from qrepl_compensated)")
+def _pending_compensations(wh: Warehouse, subscriber: str):
+    """The subscriber's undelivered compensating commands, read once (a small DataFrame of
+    collected rows): exactly these are delivered and then stamped, so a command a concurrent
+    run appends meanwhile stays pending for the next delivery."""
+    schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
+    if not wh.exists("compensating_commands"):
+        return wh.spark.createDataFrame([], schema)
+    comp = wh.spark.table(wh.table("compensating_commands"))
+    rows = comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
+        .select("subscriber", "batch_id", "seq", "article", "row_key").collect()
+    return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
+
+
+def _mark_compensations_delivered(wh: Warehouse, pending) -> None:
+    """Stamp exactly the given compensating commands delivered (keys travel in a DataFrame)."""
+    if pending.isEmpty():
+        return
+    pending.createOrReplaceTempView("qrepl_compensated")
+    wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
+                 f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
+                 f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
 
 
 def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
@@ -133,7 +155,6 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
     spark = wh.spark
     pub = wh.require_publication()
     delivered = _deliveries(wh)
-    has_comp = wh.exists("compensating_commands")
     report: dict[str, dict[str, int]] = {}
     subscriptions = wh.subscriptions()
     for n, sub in enumerate(subscriptions, 1):
@@ -145,28 +166,21 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
             progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
                      f"{'present' if has_replica else 'missing'})")
             continue
-        pending = None
-        if has_comp:
-            comp = spark.table(wh.table("compensating_commands"))
-            pending = comp.where((comp.subscriber == name) & comp.delivered_at.isNull())
-            counts["compensations"] = pending.count()
+        pending = _pending_compensations(wh, name)
+        counts["compensations"] = pending.count()
         snapshots = {}
         for article in pub.articles:
             since = delivered.get((name, article.name))
             now = current_snapshot(wh, article.name)
             if since == now and not counts["compensations"]:
                 continue
-            if pending is not None:
-                keys = pending.where(pending.article == article.name) \
-                    .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
-            else:
-                keys = spark.createDataFrame([], article.key_ddl)
+            keys = pending.where(pending.article == article.name) \
+                .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
             counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
             snapshots[article.name] = now
         if snapshots:
             _record(wh, name, snapshots)
-        if counts["compensations"]:
-            _mark_compensations_delivered(wh, name)
+        _mark_compensations_delivered(wh, pending)
         if not pub.centralized_conflicts:
             counts["conflicts"] = _deliver_conflicts(wh, name)
         progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "
@@ -190,8 +204,11 @@ def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     target = f"{replica_schema(wh, subscriber)}.conflicts"
     if not spark.catalog.tableExists(target):
         conflicts.limit(0).writeTo(target).using("iceberg").create()
+    # a delivery that crashed after its append and before its mark must not append twice
+    conflicts = conflicts.join(spark.table(target).select("conflict_id"), "conflict_id", "left_anti")
     count = conflicts.count()
-    conflicts.writeTo(target).append()
+    if count:
+        conflicts.writeTo(target).append()
     spark.createDataFrame([(subscriber, newest)], CONFLICT_DELIVERIES_SCHEMA).writeTo(
         wh.table("conflict_deliveries")).append()
     return count
