@@ -17,12 +17,12 @@ MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 wait_port() {  # wait_port PORT PIDFILE NAME
-    for i in $(seq 1 60); do
+    for i in $(seq 1 180); do
         if (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; then echo "$3 up after ${i}s"; return; fi
         alive "$2" || { echo "$3 died; see ${2%.pid}.log"; tail -20 "${2%.pid}.log"; exit 1; }
         sleep 1
     done
-    echo "$3 did not open port $1 in 60s; see ${2%.pid}.log"; exit 1
+    echo "$3 did not open port $1 in 180s; see ${2%.pid}.log"; exit 1
 }
 
 start() {

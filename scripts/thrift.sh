@@ -33,12 +33,12 @@ start() {
         --hiveconf hive.server2.authentication=NOSASL --hiveconf hive.server2.enable.doAs=false \
         > "$STATE/thrift.log" 2>&1 &
     echo $! > "$PIDFILE"
-    for i in $(seq 1 120); do
+    for i in $(seq 1 300); do
         if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then echo "thrift server up after ${i}s"; return; fi
         kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { echo "thrift server died; see $STATE/thrift.log"; tail -20 "$STATE/thrift.log"; exit 1; }
         sleep 1
     done
-    echo "thrift server did not open port $PORT in 120s; see $STATE/thrift.log"; exit 1
+    echo "thrift server did not open port $PORT in 300s; see $STATE/thrift.log"; exit 1
 }
 
 stop() {
