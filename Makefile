@@ -8,7 +8,8 @@ export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300
 PACK ?= 25
 
-.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean
+.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
+	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
 .PHONY: test-fast lint-js package-check package-demo
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
@@ -21,7 +22,7 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser  ## unit, scenario, property and browser tests
+test: $(STAMP) browser metastore-driver  ## unit, scenario, property, browser and shared-metastore tests
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q
 
@@ -47,6 +48,30 @@ package-check:          ## pip install . in a fresh venv; qrepl --help and the p
 
 package-demo:           ## the same, then `qrepl demo` from /tmp (about 2 min of CPU)
 	FULL=1 bash scripts/package_check.sh
+
+# -- the shared topology (docs/deploying.md): PostgreSQL metastore, Spark cluster, Thrift server
+metastore-driver:       ## Debian's PostgreSQL JDBC driver for a shared metastore
+	@test -f /usr/share/java/postgresql.jar || \
+		{ echo "installing the PostgreSQL JDBC driver (apt-get)"; \
+		  apt-get update -qq && apt-get install -y -qq libpostgresql-jdbc-java >/dev/null; }
+
+cluster-start: $(STAMP) ## a Spark standalone master + worker on 127.0.0.1 (7077; web UI 8080)
+	bash scripts/cluster.sh start
+
+cluster-stop:
+	bash scripts/cluster.sh stop
+
+deploy-start: $(STAMP) metastore-driver  ## PostgreSQL + cluster + Thrift server on it; settings in .qrepl_state/deploy/env.sh
+	bash scripts/deploy.sh start
+
+deploy-stop:            ## stops what deploy-start / deploy-demo started
+	bash scripts/deploy.sh stop
+
+deploy-demo: $(STAMP) metastore-driver  ## the topology with a small publication, left running
+	bash scripts/deploy_demo.sh
+
+deploy-test: $(STAMP) metastore-driver  ## concurrent captures + dbt runs on the cluster + distribution vs the reference
+	bash scripts/deploy_test.sh
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \

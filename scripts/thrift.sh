@@ -1,39 +1,44 @@
 #!/usr/bin/env bash
 # Start/stop a real Spark Thrift Server on 127.0.0.1 with qrepl's Spark + Iceberg config.
-# State: $QREPL_STATE_DIR (the server owns its Derby metastore while it runs).
+# State: $QREPL_STATE_DIR. With the embedded Derby metastore the server owns it while it runs;
+# with QREPL_METASTORE (docs/deploying.md) it shares the PostgreSQL one with every other JVM.
+# QREPL_THRIFT_MASTER: local[2] (default) or a cluster, e.g. spark://127.0.0.1:7077; on a
+# cluster the executors run in their own JVMs and get the Iceberg jar through spark.jars.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 STATE="${QREPL_STATE_DIR:-$PWD/.qrepl_state}"
 PORT="${QREPL_THRIFT_PORT:-10000}"
 PIDFILE="$STATE/thrift.pid"
+MASTER="${QREPL_THRIFT_MASTER:-local[2]}"
 
 start() {
     if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo "thrift server already running"; return; fi
     mkdir -p "$STATE"
-    read -r SPARK_HOME JAR CONF_DIR < <($PY - <<'PY'
-import os
-from pathlib import Path
-import pyspark
-from qrepl.spark import iceberg_jar, prepare_environment, state_dir
-prepare_environment()
-print(Path(pyspark.__file__).parent, iceberg_jar(), os.environ["SPARK_CONF_DIR"])
-PY
-)
+    { read -r SPARK_HOME; read -r CLASS_PATH; read -r CONF_DIR; } < <($PY -m qrepl.spark launch-settings)
     export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
-    echo "starting Spark Thrift Server on 127.0.0.1:$PORT (state $STATE)"
+    local cluster=()
+    if [[ "$MASTER" == spark://* ]]; then  # one executor of the worker's cores, modest memory
+        cluster=(--driver-memory "${QREPL_THRIFT_DRIVER_MEMORY:-2g}"
+                 --conf spark.executor.cores="${QREPL_EXECUTOR_CORES:-2}"
+                 --conf spark.cores.max="${QREPL_EXECUTOR_CORES:-2}"
+                 --conf spark.executor.memory="${QREPL_EXECUTOR_MEMORY:-1500m}")
+    fi
+    echo "starting Spark Thrift Server on 127.0.0.1:$PORT, master $MASTER (state $STATE)"
+    # --driver-class-path: the Iceberg jar (Thrift sessions need it there, not only in spark.jars)
+    # and, for a PostgreSQL metastore, its JDBC driver
     nohup "$SPARK_HOME/bin/spark-submit" --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2 \
-        --master local[2] --driver-class-path "$JAR" --name qrepl-thrift spark-internal \
+        --master "$MASTER" --driver-class-path "$CLASS_PATH" "${cluster[@]}" --name qrepl-thrift spark-internal \
         --hiveconf hive.server2.thrift.bind.host=127.0.0.1 --hiveconf hive.server2.thrift.port="$PORT" \
         --hiveconf hive.server2.authentication=NOSASL --hiveconf hive.server2.enable.doAs=false \
         > "$STATE/thrift.log" 2>&1 &
     echo $! > "$PIDFILE"
-    for i in $(seq 1 120); do
+    for i in $(seq 1 300); do
         if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then echo "thrift server up after ${i}s"; return; fi
         kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { echo "thrift server died; see $STATE/thrift.log"; tail -20 "$STATE/thrift.log"; exit 1; }
         sleep 1
     done
-    echo "thrift server did not open port $PORT in 120s; see $STATE/thrift.log"; exit 1
+    echo "thrift server did not open port $PORT in 300s; see $STATE/thrift.log"; exit 1
 }
 
 stop() {

@@ -1,15 +1,24 @@
-"""The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md).
+"""The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md, docs/deploying.md).
 
-The same settings serve the embedded session (Python layer and dbt `local` target, one JVM),
-and the Thrift server (`make thrift-start`, scripts/thrift.sh), through `spark-defaults.conf` written into the
-state directory's conf/ folder (SPARK_CONF_DIR).
+The same settings serve the embedded session (Python layer and dbt `local` target), and the
+Thrift server (`scripts/thrift.sh`), through `spark-defaults.conf` written into the state
+directory's conf/ folder (SPARK_CONF_DIR).
+
+Two metastores:
+
+* default: an embedded Derby metastore in the state directory. Zero setup; one JVM at a time.
+* `QREPL_METASTORE=postgresql://user:password@host:port/database` (or a `jdbc:postgresql://`
+  URL): a Hive metastore on PostgreSQL shared by every qrepl JVM (the Thrift server, each
+  Python process's session). `QREPL_WAREHOUSE` then names the warehouse directory they share.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 _CHECKOUT = Path(__file__).resolve().parents[2]
 _PACKAGED_PROJECT = Path(__file__).resolve().parent / "dbt_project"  # packed by setup.py
@@ -30,6 +39,8 @@ PROJECT_DIR = _project_dir()
 # checkout as always; for an installed package, the directory qrepl runs in, never site-packages.
 WORK_DIR = Path.cwd().resolve() if PROJECT_DIR == _PACKAGED_PROJECT else PROJECT_DIR
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
+POSTGRESQL_JDBC_JAR = "/usr/share/java/postgresql.jar"  # Debian's libpostgresql-jdbc-java
+LOCK_TABLES_SQL = Path(__file__).with_name("hive_lock_tables.postgresql.sql")
 
 LOG4J2 = """\
 rootLogger.level = warn
@@ -71,6 +82,84 @@ def iceberg_jar() -> Path:
     return jar
 
 
+def warehouse_dir(state: Path) -> str:
+    """The Iceberg warehouse: QREPL_WAREHOUSE (shared by every JVM of a deployment), else the state dir's."""
+    shared = os.environ.get("QREPL_WAREHOUSE", "").strip()
+    if not shared:
+        return str(state / "warehouse")
+    if "://" in shared or shared.startswith("file:"):
+        return shared
+    return str(Path(shared).resolve())
+
+
+def postgresql_jdbc_jar() -> Path:
+    jar = Path(os.environ.get("QREPL_METASTORE_JDBC_JAR", POSTGRESQL_JDBC_JAR))
+    if not jar.exists():
+        raise RuntimeError(f"PostgreSQL JDBC driver missing: {jar} (run `make metastore-driver`, "
+                           "i.e. apt-get install libpostgresql-jdbc-java, or set QREPL_METASTORE_JDBC_JAR)")
+    return jar
+
+
+def metastore_url() -> str | None:
+    """QREPL_METASTORE, or None for the embedded Derby metastore."""
+    return os.environ.get("QREPL_METASTORE", "").strip() or None
+
+
+def postgresql_metastore(url: str) -> tuple[str, str | None, str | None]:
+    """(JDBC URL, user, password) of a `postgresql://user:password@host:port/db` or
+    `jdbc:postgresql://...` metastore setting."""
+    if url.startswith("jdbc:postgresql://"):
+        return url, None, None
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres") or not parts.hostname or not parts.path.strip("/"):
+        raise RuntimeError(f"QREPL_METASTORE must look like postgresql://user:password@host:port/database "
+                           f"or jdbc:postgresql://host:port/database, got {url.split('@')[-1]!r}")
+    port = f":{parts.port}" if parts.port else ""
+    jdbc = f"jdbc:postgresql://{parts.hostname}{port}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return jdbc, user, password
+
+
+def metastore_conf(state: Path) -> dict[str, str]:
+    """Hive metastore connection: Derby in the state dir, or the shared PostgreSQL one."""
+    url = metastore_url()
+    if url is None:
+        return {"spark.hadoop.javax.jdo.option.ConnectionURL":
+                f"jdbc:derby:;databaseName={state / 'metastore_db'};create=true"}
+    jdbc, user, password = postgresql_metastore(url)
+    conf = {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": jdbc,
+        "spark.hadoop.javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
+        # the JDBC driver must be on the driver JVM's own class path for DataNucleus to load it
+        "spark.driver.extraClassPath": str(postgresql_jdbc_jar()),
+        # every qrepl JVM opens its own pools on the one database: keep each small
+        "spark.hadoop.datanucleus.connectionPool.maxPoolSize": "4",
+        # DataNucleus creates a metastore table on first use of its class. With foreign keys
+        # it then ALTERs a referenced table (TBLS) that another connection of the same JVM holds
+        # open in a transaction: on PostgreSQL both wait forever. Tables without constraints
+        # never wait; init_metastore creates the tables qrepl uses before any other JVM starts.
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "false",
+        "spark.hadoop.datanucleus.schema.autoCreateTables": "true",
+        "spark.hadoop.datanucleus.schema.autoCreateColumns": "true",
+        "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
+    }
+    if user:
+        conf["spark.hadoop.javax.jdo.option.ConnectionUserName"] = user
+    if password:
+        conf["spark.hadoop.javax.jdo.option.ConnectionPassword"] = password
+    return conf
+
+
+def driver_class_path() -> str:
+    """What `spark-submit --driver-class-path` needs (the Thrift server): the Iceberg jar
+    (Thrift sessions fail on Iceberg classes without it) and the metastore's JDBC driver."""
+    jars = [str(iceberg_jar())]
+    if metastore_url() is not None:
+        jars.append(str(postgresql_jdbc_jar()))
+    return ":".join(jars)
+
+
 def spark_conf(state: Path | None = None) -> dict[str, str]:
     state = state or state_dir()
     return {
@@ -84,11 +173,10 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.sql.adaptive.enabled": "true",
-        "spark.sql.warehouse.dir": str(state / "warehouse"),
+        "spark.sql.warehouse.dir": warehouse_dir(state),
         "spark.sql.catalogImplementation": "hive",
-        "spark.hadoop.javax.jdo.option.ConnectionURL":
-            f"jdbc:derby:;databaseName={state / 'metastore_db'};create=true",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+        **metastore_conf(state),
         "spark.hadoop.hive.metastore.schema.verification": "false",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={state} -Dderby.stream.error.file={state / 'derby.log'}",
         "spark.jars": str(iceberg_jar()),
@@ -111,9 +199,18 @@ def write_spark_conf_dir(state: Path | None = None) -> Path:
     conf_dir = state / "conf"
     conf_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"{k} {v}" for k, v in spark_conf(state).items()]
-    (conf_dir / "spark-defaults.conf").write_text("\n".join(lines) + "\n")
-    (conf_dir / "log4j2.properties").write_text(LOG4J2)
+    _write_atomically(conf_dir / "spark-defaults.conf", "\n".join(lines) + "\n")
+    _write_atomically(conf_dir / "log4j2.properties", LOG4J2)
     return conf_dir
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Several processes of a deployment share one conf dir: a JVM starting beside a writer
+    must never read a half-written file. Owner-only: it may hold the metastore password."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(text)
+    tmp.chmod(0o600)
+    os.replace(tmp, path)
 
 
 def prepare_environment(state: Path | None = None) -> Path:
@@ -160,10 +257,17 @@ def get_spark():
 
 def _ensure_hive_lock_tables(spark, state: Path) -> None:
     """Iceberg's Hive locks stay ON; they need HMS transaction tables, created once per metastore."""
-    marker = state / ".hive_txn_tables"
+    url = metastore_url()
+    # one marker per metastore: a state dir may point at several over its life
+    marker = state / (".hive_txn_tables" if url is None
+                      else f".hive_txn_tables_{hashlib.sha256(url.encode()).hexdigest()[:12]}")
     if marker.exists():
         return
-    spark.sql("show databases").collect()  # boots the metastore so Derby has its schema
+    spark.sql("show databases").collect()  # boots the metastore so it has its schema
+    if url is not None:
+        _create_postgresql_lock_tables(spark, url)
+        marker.write_text("created\n")
+        return
     jvm = spark._jvm
     hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
     for k, v in spark_conf(state).items():
@@ -177,8 +281,80 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
     marker.write_text("created\n")
 
 
+def _create_postgresql_lock_tables(spark, url: str) -> None:
+    """prepDb speaks Derby only: on PostgreSQL run the repo's own, idempotent DDL over JDBC."""
+    jdbc, user, password = postgresql_metastore(url)
+    statements = [s.strip() for s in _strip_sql_comments(LOCK_TABLES_SQL.read_text()).split(";") if s.strip()]
+    jvm = spark._jvm
+    props = jvm.java.util.Properties()
+    if user:
+        props.setProperty("user", user)
+    if password:
+        props.setProperty("password", password)
+    conn = jvm.org.postgresql.Driver().connect(jdbc, props)
+    try:
+        stmt = conn.createStatement()
+        for statement in statements:
+            stmt.execute(statement)
+        stmt.close()
+    finally:
+        conn.close()
+
+
+def _strip_sql_comments(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+
+
 def stop_spark() -> None:
     global _SESSION
     if _SESSION is not None:
         _SESSION.stop()
         _SESSION = None
+
+
+def init_metastore() -> None:
+    """Create the metastore schema and the Hive lock tables before any other JVM uses them
+    (the deployment scripts call this once, right after starting PostgreSQL)."""
+    spark = get_spark()
+    # every kind of metastore object qrepl creates, once: their tables exist before other JVMs
+    # (and other connections of one JVM) need them
+    probe = "qrepl_metastore_init"
+    for statement in [
+        f"create database if not exists {probe}",
+        f"create table {probe}.hive_table (a int, b string) using parquet partitioned by (b)",
+        f"insert into {probe}.hive_table values (1, 'x')",
+        f"analyze table {probe}.hive_table compute statistics for columns a",
+        f"create table {probe}.iceberg_table (a int) using iceberg",
+        f"insert into {probe}.iceberg_table values (1)",
+        f"alter table {probe}.iceberg_table set tblproperties ('qrepl.probe'='1')",
+        f"create view {probe}.a_view as select a from {probe}.hive_table",
+        f"drop view {probe}.a_view",
+        f"drop table {probe}.hive_table purge",
+        f"drop table {probe}.iceberg_table purge",
+        f"drop database {probe} cascade",
+    ]:
+        spark.sql(statement).collect()
+    print(f"metastore ready: {spark.conf.get('spark.hadoop.javax.jdo.option.ConnectionURL')}, "
+          f"warehouse {spark.conf.get('spark.sql.warehouse.dir')}")
+
+
+def launch_settings() -> str:
+    """SPARK_HOME, driver class path and SPARK_CONF_DIR, one per line, for the shell scripts."""
+    import pyspark
+
+    prepare_environment()
+    return "\n".join([str(Path(pyspark.__file__).parent), driver_class_path(), os.environ["SPARK_CONF_DIR"]])
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    try:
+        if command == "init-metastore":
+            init_metastore()
+            stop_spark()
+        elif command == "launch-settings":
+            print(launch_settings())
+        else:
+            sys.exit("usage: python -m qrepl.spark init-metastore|launch-settings")
+    except RuntimeError as exc:
+        sys.exit(f"qrepl: error: {exc}")

@@ -1,0 +1,63 @@
+"""The one setting that points every qrepl JVM at a shared PostgreSQL metastore (docs/deploying.md)."""
+
+from pathlib import Path
+
+import pytest
+
+from qrepl import spark
+
+
+def conf_with(monkeypatch, tmp_path: Path, **env: str) -> dict[str, str]:
+    for name in ("QREPL_METASTORE", "QREPL_WAREHOUSE", "QREPL_METASTORE_JDBC_JAR"):
+        monkeypatch.delenv(name, raising=False)
+    jar = tmp_path / "postgresql.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setenv("QREPL_METASTORE_JDBC_JAR", str(jar))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return spark.spark_conf(tmp_path / "state")
+
+
+def test_default_is_the_embedded_derby_metastore_in_the_state_dir(monkeypatch, tmp_path):
+    conf = conf_with(monkeypatch, tmp_path)
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"].startswith(
+        f"jdbc:derby:;databaseName={tmp_path / 'state' / 'metastore_db'}")
+    assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "state" / "warehouse")
+    assert "spark.driver.extraClassPath" not in conf
+
+
+def test_postgresql_url_becomes_jdbc_settings_and_driver_class_path(monkeypatch, tmp_path):
+    conf = conf_with(monkeypatch, tmp_path, QREPL_METASTORE="postgresql://meta:p%40ss@127.0.0.1:5433/qrepl_metastore",
+                     QREPL_WAREHOUSE=str(tmp_path / "shared"))
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == "jdbc:postgresql://127.0.0.1:5433/qrepl_metastore"
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionDriverName"] == "org.postgresql.Driver"
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionUserName"] == "meta"
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionPassword"] == "p@ss"
+    assert conf["spark.driver.extraClassPath"] == str(tmp_path / "postgresql.jar")
+    assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "shared")
+    # no foreign keys: a table created lazily never waits on a referenced table (see spark.py)
+    assert conf["spark.hadoop.datanucleus.schema.autoCreateConstraints"] == "false"
+    assert conf["spark.hadoop.datanucleus.schema.autoCreateAll"] == "false"
+
+
+def test_jdbc_url_is_used_as_given(monkeypatch, tmp_path):
+    url = "jdbc:postgresql://db.internal:5432/hms?user=hms&password=x"
+    conf = conf_with(monkeypatch, tmp_path, QREPL_METASTORE=url)
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == url
+    assert "spark.hadoop.javax.jdo.option.ConnectionUserName" not in conf
+
+
+def test_other_urls_fail_in_one_line_without_echoing_the_password(monkeypatch, tmp_path):
+    with pytest.raises(RuntimeError) as failure:
+        conf_with(monkeypatch, tmp_path, QREPL_METASTORE="mysql://u:secret@host/db")
+    assert "QREPL_METASTORE must look like postgresql://" in str(failure.value)
+    assert "secret" not in str(failure.value)
+    assert "\n" not in str(failure.value)
+
+
+def test_missing_jdbc_driver_names_the_make_target(monkeypatch, tmp_path):
+    conf_with(monkeypatch, tmp_path)
+    monkeypatch.setenv("QREPL_METASTORE_JDBC_JAR", str(tmp_path / "absent.jar"))
+    monkeypatch.setenv("QREPL_METASTORE", "postgresql://u@127.0.0.1/db")
+    with pytest.raises(RuntimeError, match="make metastore-driver"):
+        spark.spark_conf(tmp_path / "state")

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A Spark standalone cluster on 127.0.0.1 from the PySpark distribution (docs/deploying.md):
+# one master and one worker. The PySpark wheel has no sbin/ scripts; the classes are in spark-core.
+#   scripts/cluster.sh start|stop
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+DEPLOY="${QREPL_DEPLOY_DIR:-$PWD/.qrepl_state/deploy}"
+MASTER_PORT="${QREPL_MASTER_PORT:-7077}"
+MASTER_UI_PORT="${QREPL_MASTER_UI_PORT:-8080}"
+WORKER_UI_PORT="${QREPL_WORKER_UI_PORT:-8081}"
+WORKER_CORES="${QREPL_WORKER_CORES:-2}"
+WORKER_MEMORY="${QREPL_WORKER_MEMORY:-3g}"
+DIR="$DEPLOY/cluster"
+MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+wait_port() {  # wait_port PORT PIDFILE NAME
+    for i in $(seq 1 180); do
+        if (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; then echo "$3 up after ${i}s"; return; fi
+        alive "$2" || { echo "$3 died; see ${2%.pid}.log"; tail -20 "${2%.pid}.log"; exit 1; }
+        sleep 1
+    done
+    echo "$3 did not open port $1 in 180s; see ${2%.pid}.log"; exit 1
+}
+
+start() {
+    mkdir -p "$DIR/work"
+    { read -r SPARK_HOME; read -r _; read -r CONF_DIR; } < <(QREPL_STATE_DIR="$DEPLOY" $PY -m qrepl.spark launch-settings)
+    export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
+    if alive "$DIR/master.pid"; then echo "spark master already running at $MASTER_URL"; else
+        echo "starting Spark master at $MASTER_URL (web UI http://127.0.0.1:$MASTER_UI_PORT)"
+        nohup "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master --host 127.0.0.1 \
+            --port "$MASTER_PORT" --webui-port "$MASTER_UI_PORT" > "$DIR/master.log" 2>&1 &
+        echo $! > "$DIR/master.pid"
+        wait_port "$MASTER_PORT" "$DIR/master.pid" "spark master"
+    fi
+    if alive "$DIR/worker.pid"; then echo "spark worker already running"; else
+        echo "starting Spark worker ($WORKER_CORES cores, $WORKER_MEMORY; web UI http://127.0.0.1:$WORKER_UI_PORT)"
+        SPARK_WORKER_DIR="$DIR/work" nohup "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
+            --host 127.0.0.1 --cores "$WORKER_CORES" --memory "$WORKER_MEMORY" --webui-port "$WORKER_UI_PORT" \
+            --work-dir "$DIR/work" "$MASTER_URL" > "$DIR/worker.log" 2>&1 &
+        echo $! > "$DIR/worker.pid"
+        wait_port "$WORKER_UI_PORT" "$DIR/worker.pid" "spark worker"
+        for _ in $(seq 1 30); do  # registered with the master? (its JSON status lists alive workers)
+            curl -s "http://127.0.0.1:$MASTER_UI_PORT/json/" | grep -q '"aliveworkers" : [1-9]' && return
+            sleep 1
+        done
+        echo "spark worker did not register with $MASTER_URL; see $DIR/worker.log"; exit 1
+    fi
+}
+
+stop_one() {  # stop_one PIDFILE NAME
+    alive "$1" || { rm -f "$1"; echo "$2 not running"; return; }
+    local pid; pid=$(cat "$1")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$1"
+    echo "$2 stopped"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop_one "$DIR/worker.pid" "spark worker"; stop_one "$DIR/master.pid" "spark master" ;;
+    *) echo "usage: scripts/cluster.sh start|stop"; exit 2 ;;
+esac
