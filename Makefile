@@ -8,7 +8,7 @@ export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300
 PACK ?= 25
 
-.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance clean
+.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean
 .PHONY: test-fast lint-js package-check package-demo
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
@@ -52,6 +52,12 @@ conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the 
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/spark/test_conformance.py
+
+faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long)
+	rm -rf $(CURDIR)/.qrepl_state/faults
+	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
+		$(PY) -m pytest -q python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
+		python/tests/e2e/test_crash_kill.py
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench

@@ -1,9 +1,14 @@
-{% macro apply_publisher_changes() %}
-    {#- Merge the current batch of publisher_changes into each article's Iceberg table.
-        MERGE sets exact values and deletes, so running it again after a crash is harmless. -#}
+{% macro apply_publisher_changes(batch_id) %}
+    {#- Merge a batch of publisher_changes into each article's Iceberg table by compare-and-swap:
+        a row is changed only while it still holds the state the batch was resolved against
+        (that version, or absence for a row the batch inserts). A publisher-local write that
+        landed after the batch read the publisher is never overwritten: it counts as made
+        after the batch, and `batch_applied` reports the row as kept. Running it again after a
+        crash changes nothing that is already applied (the row then holds the batch's own
+        version, which is not the expected one). -#}
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
-        {%- set batch_id = qrepl_batch_id() -%}
+        {%- set changes = ref('publisher_changes') -%}
         {%- for article in publication.articles -%}
             {%- set conditions = [] -%}
             {%- for k in article.key -%}
@@ -18,9 +23,11 @@
                 merge into {{ qrepl_relation(article.name) }} as target
                 using (
                     select
-                        changes.change_op,
+                        changes.change_op as qrepl_change_op,
+                        changes.expected_exists as qrepl_expected_exists,
+                        changes.expected_version as qrepl_expected_version,
                         parsed.*
-                    from {{ this }} as changes
+                    from {{ changes }} as changes
                     lateral view inline(array(from_json(
                         changes.row, '{{ article_schema_ddl(article) }}, msrepl_tran_version STRING'
                     ))) parsed
@@ -28,9 +35,11 @@
                         and changes.change_op = 'upsert'
                     union all
                     select
-                        changes.change_op,
+                        changes.change_op as qrepl_change_op,
+                        changes.expected_exists as qrepl_expected_exists,
+                        changes.expected_version as qrepl_expected_version,
                         parsed.*
-                    from {{ this }} as changes
+                    from {{ changes }} as changes
                     lateral view inline(array(named_struct(
                         {%- for name, type in article.columns %}
                         '{{ name }}', {% if name in article.key %}from_json(changes.row_key, '{{ article_schema_ddl(article, keys_only=true) }}').{{ name }}{% else %}cast(null as {{ type }}){% endif %},
@@ -41,12 +50,16 @@
                         and changes.change_op = 'delete'
                 ) as source
                 on {{ conditions | join(' and ') }}
-                when matched and source.change_op = 'delete' then delete
-                when matched then update set
+                when matched and source.qrepl_expected_exists
+                    and target.msrepl_tran_version <=> source.qrepl_expected_version
+                    and source.qrepl_change_op = 'delete' then delete
+                when matched and source.qrepl_expected_exists
+                    and target.msrepl_tran_version <=> source.qrepl_expected_version then update set
                     {%- for c in columns %}
                     target.{{ c }} = source.{{ c }}{{ ',' if not loop.last }}
                     {%- endfor %}
-                when not matched and source.change_op = 'upsert' then insert ({{ columns | join(', ') }})
+                when not matched and not source.qrepl_expected_exists and source.qrepl_change_op = 'upsert'
+                    then insert ({{ columns | join(', ') }})
                     values ({% for c in columns %}source.{{ c }}{{ ', ' if not loop.last }}{% endfor %})
             {%- endcall -%}
         {%- endfor -%}
@@ -54,15 +67,16 @@
 {% endmacro %}
 
 
-{% macro apply_reinit_requests() %}
-    {#- Mark the subscriptions of this batch's reinit requests as reinit_pending. -#}
+{% macro apply_reinit_requests(batch_id) %}
+    {#- Mark the subscriptions of a batch's reinit requests reinit_pending, only while each
+        still has the generation the batch was cut with: a reinitialization completed after
+        the batch (generation + 1) is never undone by finishing the batch late. -#}
     {%- if qrepl_is_running() -%}
-        {%- set batch_id = qrepl_batch_id() -%}
         {%- call statement('apply_reinit_requests', fetch_result=false) -%}
             merge into {{ qrepl_relation('subscriptions') }} as target
-            using (select * from {{ this }} where batch_id = {{ batch_id }}) as source
-            on target.subscriber = source.subscriber
-            when matched then update set
+            using (select * from {{ ref('reinit_requests') }} where batch_id = {{ batch_id }}) as source
+            on target.subscriber = source.subscriber and target.generation = source.subscription_generation
+            when matched and target.status = 'active' then update set
                 target.status = 'reinit_pending',
                 target.reinit_requested_at = source.reinit_requested_at,
                 target.reinit_reason = source.reinit_reason

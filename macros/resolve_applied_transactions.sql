@@ -18,7 +18,9 @@
         Every rejection outside that influence is exact: all of them are fixed at once and the
         chains recomputed (past the influence's hop limit, only the earliest disturber's).
         Batches without disturbers finish after the first pass (docs/architecture.md §5). -#}
-    {%- set prefix = target.schema ~ '.qrepl_resolve_b' ~ batch_id ~ '_' -%}
+    {#- the invocation id keeps a killed run's orphaned table directories from colliding with
+        the next run's work tables -#}
+    {%- set prefix = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_resolve_b' ~ batch_id ~ '_' ~ invocation_id[:8] ~ '_' -%}
     {%- do drop_resolve_views() -%}
     {%- call statement('resolve_candidates', fetch_result=false) -%}
         create table {{ prefix }}candidates using parquet as
@@ -292,10 +294,11 @@
         earlier run stopped half way. DDL goes through statement(fetch_result=false): over
         Thrift, run_query on a statement without a result set fails. -#}
     {%- if execute -%}
-        {%- set tables = run_query("show tables in " ~ target.schema ~ " like 'qrepl_resolve_*'") -%}
+        {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
+        {%- set tables = run_query("show tables in " ~ schema ~ " like 'qrepl_resolve_*'") -%}
         {%- for row in tables.rows if not row[2] -%}
             {%- call statement('drop_resolve_table', fetch_result=false) -%}
-                drop table if exists {{ target.schema }}.{{ row[1] }} purge
+                drop table if exists {{ schema }}.{{ _qrepl_identifier(row[1], 'work table') }} purge
             {%- endcall -%}
         {%- endfor -%}
     {%- endif -%}

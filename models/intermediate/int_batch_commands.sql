@@ -21,7 +21,8 @@ stg_replication_queue as (
 
 stg_subscriptions as (
 
-    select * from {{ ref('stg_subscriptions') }}
+    select * from {{ ref('int_batch_subscriptions') }}
+    where batch_id = {{ batch_id }}
 
 ),
 

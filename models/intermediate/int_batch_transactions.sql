@@ -1,5 +1,15 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+        tblproperties={'format-version': '2'},
+    )
+}}
 {#- The valid transactions of the current batch in processing order, with the ones decided
-    before any judging: a stale generation or a subscription awaiting its snapshot. -#}
+    before any judging: a stale generation or a subscription awaiting its snapshot. Frozen per
+    batch (positions and prejudged outcomes never move once computed): the stored decisions
+    of a crashed run are joined to these same positions when the next run finishes it. -#}
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -7,12 +17,14 @@ with
 int_batch_commands as (
 
     select * from {{ ref('int_batch_commands') }}
+    where batch_id = {{ batch_id }} and reject_reason is null
 
 ),
 
-stg_subscriptions as (
+int_batch_subscriptions as (
 
-    select * from {{ ref('stg_subscriptions') }}
+    select * from {{ ref('int_batch_subscriptions') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
@@ -28,7 +40,6 @@ batch_transactions as (
         count(*) as command_count,
         count(distinct article, row_key) as row_count
     from int_batch_commands
-    where batch_id = {{ batch_id }} and reject_reason is null
     group by batch_id, subscriber, tran_id
 
 ),
@@ -37,21 +48,29 @@ ordered as (
 
     select
         batch_transactions.*,
-        row_number() over (
+        cast(row_number() over (
             order by
                 batch_transactions.enqueued_at,
                 batch_transactions.subscriber,
                 batch_transactions.tran_seq,
                 batch_transactions.tran_id
-        ) as tran_pos,
+        ) as int) as tran_pos,
+        int_batch_subscriptions.generation as subscription_generation,
         case
-            when batch_transactions.generation < stg_subscriptions.generation then 'rejected_reinit'
-            when stg_subscriptions.status = 'reinit_pending' then 'rejected_reinit'
+            when batch_transactions.generation < int_batch_subscriptions.generation then 'rejected_reinit'
+            when int_batch_subscriptions.status = 'reinit_pending' then 'rejected_reinit'
         end as prejudged_outcome
     from batch_transactions
-    inner join stg_subscriptions
-        on batch_transactions.subscriber = stg_subscriptions.subscriber
+    inner join int_batch_subscriptions
+        on batch_transactions.subscriber = int_batch_subscriptions.subscriber
+
+),
+
+final as (
+
+    select * from ordered
+    where {{ batch_not_yet_written(batch_id) }}
 
 )
 
-select * from ordered
+select * from final

@@ -30,6 +30,7 @@ int_transaction_rows as (
 int_row_roots as (
 
     select * from {{ ref('int_row_roots') }}
+    where batch_id = {{ batch_id }}
 
 ),
 

@@ -14,6 +14,7 @@ int_batch_commands as (
 int_batch_transactions as (
 
     select * from {{ ref('int_batch_transactions') }}
+    where batch_id = {{ batch_id }}
 
 ),
 

@@ -17,7 +17,9 @@
 {%- set applied_relation = none -%}
 {%- if qrepl_is_running() and publication.policy != 'subscriber_wins' -%}
     {%- set applied_relation = resolve_applied_transactions(
-        ref('int_transaction_rows'), ref('int_row_roots'), publication.policy, batch_id
+        ref('int_transaction_rows'),
+        '(select * from ' ~ ref('int_row_roots') ~ ' where batch_id = ' ~ batch_id ~ ') as batch_row_roots',
+        publication.policy, batch_id
     ) -%}
 {%- endif %}
 
@@ -26,6 +28,7 @@ with
 int_batch_transactions as (
 
     select * from {{ ref('int_batch_transactions') }}
+    where batch_id = {{ batch_id }}
 
 ),
 

@@ -1,7 +1,7 @@
-{{ config(post_hook="{{ apply_publisher_changes() }}") }}
-{#- One row per publisher row a batch changed: its net new state. The post-hook merges the
-    batch into the article tables (deletes really delete); the distribution agent reads it
-    to send publisher changes to the other subscribers. -#}
+{#- One row per publisher row a batch changed: its net new state, and the state the batch
+    resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
+    batch into the article tables by compare-and-swap on that expectation; the distribution
+    agent reads the article tables' snapshots to send changes to the other subscribers. -#}
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -17,6 +17,13 @@ int_transactions_resolved as (
 
     select * from {{ ref('int_transactions_resolved') }}
     where batch_id = {{ batch_id }} and is_applied
+
+),
+
+int_row_roots as (
+
+    select * from {{ ref('int_row_roots') }}
+    where batch_id = {{ batch_id }}
 
 ),
 
@@ -37,17 +44,23 @@ applied_rows as (
 final as (
 
     select
-        batch_id,
-        article,
-        row_key,
-        case when produces_absent then 'delete' else 'upsert' end as change_op,
-        produced_row as row,
-        produced_version as msrepl_tran_version,
-        subscriber as changed_by,
-        tran_id,
+        applied_rows.batch_id,
+        applied_rows.article,
+        applied_rows.row_key,
+        case when applied_rows.produces_absent then 'delete' else 'upsert' end as change_op,
+        applied_rows.produced_row as row,
+        applied_rows.produced_version as msrepl_tran_version,
+        applied_rows.subscriber as changed_by,
+        applied_rows.tran_id,
+        int_row_roots.root_exists as expected_exists,
+        int_row_roots.root_version as expected_version,
         {{ qrepl_batch_time() }} as changed_at
     from applied_rows
-    where newest_first = 1 and {{ batch_not_yet_written(batch_id) }}
+    inner join int_row_roots
+        on
+            applied_rows.article = int_row_roots.article
+            and applied_rows.row_key = int_row_roots.row_key
+    where applied_rows.newest_first = 1 and {{ batch_not_yet_written(batch_id) }}
 
 )
 

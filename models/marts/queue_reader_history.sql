@@ -1,5 +1,7 @@
-{#- One row per queue-reader run (SQL Server's MSqreader_history). Written last: a batch
-    without its history row is unfinished and the next run completes it. -#}
+{#- One row per queue-reader run (SQL Server's MSqreader_history). Written last, after
+    `batch_applied`: a batch without its history row is unfinished and the next run completes
+    it. `publisher_rows_kept` counts rows the batch did not write because a publisher-local
+    write changed them during the run (that write is kept, as if made after the batch). -#}
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -46,6 +48,13 @@ compensating_commands as (
 
 ),
 
+batch_applied as (
+
+    select * from {{ ref('batch_applied') }}
+    where batch_id = {{ batch_id }}
+
+),
+
 counts as (
 
     select
@@ -59,6 +68,10 @@ counts as (
         (select count(*) from queue_rejects) as quarantined,
         (select count(*) from publisher_changes) as publisher_rows_changed,
         (select count(*) from compensating_commands) as compensating_commands,
+        (
+            select coalesce(sum(rows_kept), 0) from batch_applied
+            where target_table <> 'subscriptions'
+        ) as publisher_rows_kept,
         greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
         / 1000000.0 as elapsed_seconds
 
@@ -78,6 +91,7 @@ final as (
         quarantined,
         publisher_rows_changed,
         compensating_commands,
+        publisher_rows_kept,
         round(commands_processed / elapsed_seconds, 3) as delivery_rate,
         round(transactions_processed / elapsed_seconds, 3) as transaction_rate
     from counts

@@ -1,6 +1,7 @@
-{{ config(post_hook="{{ apply_reinit_requests() }}") }}
-{#- One row per subscription a batch put into reinit_pending (publisher_wins_reinit): its first
-    conflicting transaction. The post-hook marks the subscription. -#}
+{#- One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
+    first conflicting transaction, and the subscription's generation when the batch was cut.
+    `batch_applied` marks the subscription only if it still has that generation, so finishing
+    a crashed run never undoes a reinitialization completed in between. -#}
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -8,6 +9,13 @@ with
 int_queued_commands_judged as (
 
     select * from {{ ref('int_queued_commands_judged') }}
+    where batch_id = {{ batch_id }}
+
+),
+
+int_batch_subscriptions as (
+
+    select * from {{ ref('int_batch_subscriptions') }}
     where batch_id = {{ batch_id }}
 
 ),
@@ -26,12 +34,15 @@ cuts as (
 final as (
 
     select
-        subscriber,
-        batch_id,
-        tran_id,
-        concat('conflict in transaction ', tran_id) as reinit_reason,
-        {{ qrepl_batch_time() }} as reinit_requested_at
+        cuts.subscriber,
+        cuts.batch_id,
+        cuts.tran_id,
+        concat('conflict in transaction ', cuts.tran_id) as reinit_reason,
+        {{ qrepl_batch_time() }} as reinit_requested_at,
+        int_batch_subscriptions.generation as subscription_generation
     from cuts
+    inner join int_batch_subscriptions
+        on cuts.subscriber = int_batch_subscriptions.subscriber
     where {{ batch_not_yet_written(batch_id) }}
 
 )

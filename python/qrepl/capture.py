@@ -8,6 +8,7 @@ subscription, never from the change data.
 from __future__ import annotations
 
 import json
+import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -82,7 +83,9 @@ class Subscriber:
             return
         sub = self.warehouse.subscription(self.name)
         seq = self.warehouse.next_tran_seq(self.name)
-        tran_id = tran_id or f"{self.name}-{seq}"
+        # unique without asking the queue: two processes capturing for one subscriber never
+        # produce the same id (which would quarantine both as duplicates)
+        tran_id = tran_id or f"{self.name}-{seq}-{uuid.uuid4().hex[:8]}"
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
                  "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]

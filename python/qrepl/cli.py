@@ -63,16 +63,23 @@ def demo(schema: str) -> None:
 
 @main.command()
 @click.option("--schema", default=None, help="Publisher schema (default: $QREPL_SCHEMA or qrepl).")
-def run(schema: str | None) -> None:
+@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
+              help="If another queue reader holds the run lock, wait up to SECONDS for it (default: fail at once).")
+def run(schema: str | None, wait_seconds: float) -> None:
     """Run the queue reader once (dbt run on the embedded Spark).
+
+    One queue reader runs at a time per publication: a second one fails at once naming the
+    holder (or waits with --wait). A lock left by a qrepl process that died on this host is
+    recovered automatically; any other stale lock is removed with `qrepl unlock`.
 
     \b
     Example:
       qrepl run --schema qrepl_demo
+      qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
     from .service import run_reader
 
-    h = run_reader(schema, echo=_echo)
+    h = run_reader(schema, echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
           f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
 
@@ -209,6 +216,26 @@ def enqueue(file, subscriber, schema) -> None:
 
 
 @main.command()
+@click.option("--schema", default=None, help="Publisher schema.")
+def unlock(schema) -> None:
+    """Remove the queue reader's run lock left by a process that died (SIGKILL, power cut).
+
+    Only use it when the holder it names is really gone: two queue readers at once would
+    cut the same batch twice.
+
+    \b
+    Example:
+      qrepl unlock --schema qrepl_demo
+    """
+    from .run_lock import release
+    from .service import warehouse
+
+    holder = release(warehouse(schema))
+    _echo("no run lock held" if holder is None else
+          f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
+
+
+@main.command()
 @click.option("--schema", default=None)
 def distribute(schema) -> None:
     """Deliver compensating commands, publisher changes (and conflicts when not centralized)
@@ -257,18 +284,16 @@ def subscription() -> None:
 @click.argument("subscriber")
 @click.option("--schema", default=None)
 def subscription_add(subscriber, schema) -> None:
-    """Subscribe SUBSCRIBER and deliver its initial snapshot.
+    """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
+    finishes a subscription whose snapshot was never completed.
 
     \b
     Example:
       qrepl subscription add north
     """
-    from .capture import Subscriber
-    from .service import warehouse
+    from .service import add_subscription
 
-    wh = warehouse(schema)
-    wh.add_subscription(subscriber)
-    Subscriber(wh, subscriber).replica.snapshot_from_publisher(progress=_echo)
+    add_subscription(schema, subscriber, echo=_echo)
     _echo(f"subscribed {subscriber}")
 
 

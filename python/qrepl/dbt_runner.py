@@ -61,8 +61,12 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
 
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
     """One queue-reader run: `dbt run` of the whole project."""
+    from .run_lock import holder_text
+
     os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
+    os.environ["QREPL_RUN_HOLDER"] = holder_text()  # names this process in the run lock
     try:
         return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
     finally:
         os.environ.pop("QREPL_BATCH_TIME", None)
+        os.environ.pop("QREPL_RUN_HOLDER", None)

@@ -26,6 +26,7 @@ from .replica import (
     current_snapshot,
     deliveries,
     mark_compensations_delivered,
+    pending_compensations,
     record_delivery,
     replica_schema,
     snapshot_replica,
@@ -82,7 +83,6 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
     spark = wh.spark
     pub = wh.require_publication()
     delivered = deliveries(wh)
-    has_comp = wh.exists("compensating_commands")
     report: dict[str, dict[str, int]] = {}
     subscriptions = wh.subscriptions()
     for n, sub in enumerate(subscriptions, 1):
@@ -94,28 +94,21 @@ def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, 
             progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
                      f"{'present' if has_replica else 'missing'})")
             continue
-        pending = None
-        if has_comp:
-            comp = spark.table(wh.table("compensating_commands"))
-            pending = comp.where((comp.subscriber == name) & comp.delivered_at.isNull())
-            counts["compensations"] = pending.count()
+        pending = pending_compensations(wh, name)
+        counts["compensations"] = pending.count()
         snapshots = {}
         for article in pub.articles:
             since = delivered.get((name, article.name))
             now = current_snapshot(wh, article.name)
             if since == now and not counts["compensations"]:
                 continue
-            if pending is not None:
-                keys = pending.where(pending.article == article.name) \
-                    .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
-            else:
-                keys = spark.createDataFrame([], article.key_ddl)
+            keys = pending.where(pending.article == article.name) \
+                .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
             counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
             snapshots[article.name] = now
         if snapshots:
             record_delivery(wh, name, snapshots)
-        if counts["compensations"]:
-            mark_compensations_delivered(wh, name)
+        mark_compensations_delivered(wh, pending)
         if not pub.centralized_conflicts:
             counts["conflicts"] = _deliver_conflicts(wh, name)
         progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "
@@ -139,8 +132,11 @@ def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     target = f"{replica_schema(wh, subscriber)}.conflicts"
     if not spark.catalog.tableExists(target):
         conflicts.limit(0).writeTo(target).using("iceberg").create()
+    # a delivery that crashed after its append and before its mark must not append twice
+    conflicts = conflicts.join(spark.table(target).select("conflict_id"), "conflict_id", "left_anti")
     count = conflicts.count()
-    conflicts.writeTo(target).append()
+    if count:
+        conflicts.writeTo(target).append()
     spark.createDataFrame([(subscriber, newest)], CONFLICT_DELIVERIES_SCHEMA).writeTo(
         wh.table("conflict_deliveries")).append()
     return count

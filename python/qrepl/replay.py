@@ -95,6 +95,7 @@ class Backend(Protocol):
     def enqueue(self, queue_rows: list[dict]) -> None: ...
     def run(self, batch_time: datetime) -> None: ...
     def reinitialize(self, subscriber: str) -> None: ...
+    def drop_subscription(self, subscriber: str) -> None: ...
     def generation_of(self, subscriber: str) -> int: ...
     def outputs(self) -> dict[str, Any]: ...
 
@@ -124,6 +125,9 @@ class ReferenceBackend:
 
     def reinitialize(self, subscriber: str) -> None:
         self.reader.reinitialize(subscriber)
+
+    def drop_subscription(self, subscriber: str) -> None:
+        self.reader.subscriptions.pop(subscriber, None)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.reader.subscriptions.get(subscriber)
@@ -205,6 +209,8 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
             backend.run(clock)
         elif kind == "reinitialize":
             backend.reinitialize(body["subscriber"])
+        elif kind == "drop_subscription":
+            backend.drop_subscription(body["subscriber"])
         elif kind == "advance_clock":
             clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
     if pending_changes:
@@ -315,6 +321,9 @@ class SparkBackend:
     def reinitialize(self, subscriber: str) -> None:
         sub = self.wh.subscription(subscriber)
         self.wh.update_subscription(subscriber, "active", sub["generation"] + 1, None, None)
+
+    def drop_subscription(self, subscriber: str) -> None:
+        self.wh.drop_subscription(subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.wh.subscription(subscriber) if isinstance(subscriber, str) and subscriber.isidentifier() else None

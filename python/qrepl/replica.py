@@ -78,6 +78,13 @@ def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
             for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
 
 
+def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
+    """True once the subscriber's replica has been given a snapshot of every article (the
+    snapshot records its deliveries last, so a crashed one does not count)."""
+    delivered = deliveries(wh)
+    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
+
+
 def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
     """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
     deliveries(wh)
@@ -93,6 +100,7 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     snapshots it reflects (initial sync and reinitialization)."""
     spark = wh.spark
     schema = replica_schema(wh, subscriber)
+    pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     snapshots = {}
     for article in wh.require_publication().articles:
@@ -102,13 +110,27 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
     record_delivery(wh, subscriber, snapshots)
-    if wh.exists("compensating_commands"):  # the snapshot supersedes them
-        mark_compensations_delivered(wh, subscriber)
+    mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
 
 
-def mark_compensations_delivered(wh: Warehouse, subscriber: str) -> None:
-    """Stamp the subscriber's pending compensating commands delivered (the name travels in a
-    DataFrame, not in SQL text)."""
-    wh.spark.createDataFrame([(subscriber,)], "subscriber STRING").createOrReplaceTempView("qrepl_compensated")
-    wh.spark.sql(f"update {wh.table('compensating_commands')} set delivered_at = current_timestamp() "
-                 f"where delivered_at is null and subscriber in (select subscriber from qrepl_compensated)")
+def pending_compensations(wh: Warehouse, subscriber: str):
+    """The subscriber's undelivered compensating commands, read once (a small DataFrame of
+    collected rows): exactly these are delivered and then stamped, so a command a concurrent
+    run appends meanwhile stays pending for the next delivery."""
+    schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
+    if not wh.exists("compensating_commands"):
+        return wh.spark.createDataFrame([], schema)
+    comp = wh.spark.table(wh.table("compensating_commands"))
+    rows = comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
+        .select("subscriber", "batch_id", "seq", "article", "row_key").collect()
+    return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
+
+
+def mark_compensations_delivered(wh: Warehouse, pending) -> None:
+    """Stamp exactly the given compensating commands delivered (keys travel in a DataFrame)."""
+    if pending.isEmpty():
+        return
+    pending.createOrReplaceTempView("qrepl_compensated")
+    wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
+                 f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
+                 f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")

@@ -52,11 +52,33 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     return pub
 
 
-def run_reader(schema: str | None = None, echo: Echo = print) -> dict[str, Any]:
+def add_subscription(schema: str | None, subscriber: str, echo: Echo = print) -> None:
+    """Subscribe and deliver the initial snapshot. The subscription row is written first and
+    the snapshot records itself last, so a rerun after a crash at any point finishes the
+    subscription instead of failing on it."""
+    from .replica import has_snapshot, snapshot_replica
+
+    wh = warehouse(schema)
+    existing = wh.subscription(subscriber)
+    if existing is None:
+        wh.add_subscription(subscriber)
+    elif has_snapshot(wh, subscriber):
+        raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
+    else:
+        echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
+    snapshot_replica(wh, subscriber, echo)
+
+
+def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: float = 0) -> dict[str, Any]:
+    """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
+    or waits up to `wait_seconds` for it; a lock left by a dead qrepl process on this host is
+    recovered first."""
     from .dbt_runner import run_queue_reader
+    from .run_lock import wait_until_free
 
     wh = warehouse(schema)
     wh.require_publication()
+    wait_until_free(wh, wait_seconds, echo)
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
     run_queue_reader(wh.schema, progress=echo)
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
@@ -157,6 +179,13 @@ def status_report(schema: str | None) -> list[str]:
         last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
         if last:
             h = last[0]
+            kept = getattr(h, "publisher_rows_kept", 0) or 0
             lines.append(f"last run: batch {h.batch_id} at {h.started_at}: {h.transactions_processed} transactions, "
-                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined")
+                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined"
+                         + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
+    from .run_lock import current_holder
+
+    holder = current_holder(wh)
+    if holder is not None:
+        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at}")
     return lines

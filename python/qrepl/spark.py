@@ -151,6 +151,9 @@ def get_spark():
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     _ensure_hive_lock_tables(spark, state)
+    from .faults import install_from_env
+
+    install_from_env()  # the crash tests' fault points; nothing happens unless QREPL_FAULT is set
     _SESSION = spark
     return spark
 

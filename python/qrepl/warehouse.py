@@ -7,6 +7,8 @@ views as MERGE sources), never in SQL text.
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 import uuid
 from datetime import datetime
 from typing import Any, Iterable
@@ -31,6 +33,17 @@ PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days
 ARTICLES_SCHEMA = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
 
 _view_ids = itertools.count()
+_commit_numbers = {"last": 0}
+_commit_numbers_lock = threading.Lock()
+
+
+def allocate_commit_numbers(count: int = 1) -> int:
+    """Reserve `count` consecutive commit numbers; returns the first. Microseconds since the
+    epoch, bumped past anything this process handed out before."""
+    with _commit_numbers_lock:
+        first = max(time.time_ns() // 1000, _commit_numbers["last"] + 1)
+        _commit_numbers["last"] = first + count - 1
+        return first
 
 
 def new_version() -> str:
@@ -205,11 +218,15 @@ class Warehouse:
         return [r.asDict() for r in self.spark.table(self.table(self.article(article_name).name)).collect()]
 
     # -- queue ------------------------------------------------------------------------------
-    def next_tran_seq(self, subscriber: str) -> int:
-        """The subscriber's next commit number (its queued transactions are ordered by it)."""
-        queue = self.spark.table(self.table("replication_queue"))
-        last = queue.where(queue.subscriber == subscriber).agg({"tran_seq": "max"}).collect()[0][0]
-        return (last or 0) + 1
+    def next_tran_seq(self, subscriber: str, count: int = 1) -> int:
+        """The first of `count` commit numbers for the subscriber's next transactions.
+
+        A subscriber's queued transactions are processed in (enqueued_at, tran_seq) order, so
+        a commit number only has to grow with the commits of the process that makes them: it
+        is the time in microseconds, strictly increasing within this process. No Spark job
+        (the queue is not read), and two processes capturing for one subscriber never wait for
+        or collide with each other (ties in time are ordered by tran_id)."""
+        return allocate_commit_numbers(count)
 
     def append_queue(self, rows: list[dict]) -> None:
         """One atomic Iceberg commit: a transaction's commands are never partly visible."""

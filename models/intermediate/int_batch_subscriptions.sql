@@ -1,0 +1,36 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        full_refresh=false,
+        tblproperties={'format-version': '2'},
+    )
+}}
+{#- One row per subscription as it stood when the batch was cut. Everything the batch decides
+    about subscribers (unknown subscriber, stale generation, awaiting a snapshot) reads this
+    frozen copy, so a run finished after a crash decides the same way even if a subscription
+    was dropped or reinitialized in between. -#}
+{%- set batch_id = qrepl_batch_id() -%}
+
+with
+
+stg_subscriptions as (
+
+    select * from {{ ref('stg_subscriptions') }}
+
+),
+
+final as (
+
+    select
+        {{ batch_id }} as batch_id,
+        subscriber,
+        publication,
+        status,
+        generation
+    from stg_subscriptions
+    where {{ batch_not_yet_written(batch_id) }}
+
+)
+
+select * from final

@@ -1,0 +1,54 @@
+"""A process to kill: replays a scenario through the real pipeline and dies (SIGKILL of its
+whole process group, so the Spark JVM dies with it) right after write K of its last run.
+
+    python crash_driver.py crash SCENARIO SCHEMA K     # dies; exit status -9
+    python crash_driver.py recover SCENARIO SCHEMA OUT # the next ordinary run, outputs to OUT
+
+Both use the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
+that is killed; `recover` recovers the dead run's lock and runs the queue reader once, on the
+scenario's clock, as a scheduler's next run would.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from qrepl import faults
+from qrepl.dbt_runner import run_queue_reader
+from qrepl.replay import SCENARIO_EPOCH, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.run_lock import wait_until_free
+
+
+class KilledRun(SparkBackend):
+    def __init__(self, scenario, schema: str, k: int) -> None:
+        super().__init__(scenario, schema)
+        self.k = k
+
+    def run(self, batch_time) -> None:
+        faults.arm(self.k, faults.kill_process_group)
+        super().run(batch_time)
+
+
+def main(argv: list[str]) -> int:
+    mode, scenario_path, schema = argv[:3]
+    scenario = load_scenario(Path(scenario_path))
+    if mode == "crash":
+        play(scenario, KilledRun(scenario, schema, int(argv[3])))
+        print("the run finished before write", argv[3], file=sys.stderr)
+        return 3
+    backend = SparkBackend.attach(scenario, schema)
+    wait_until_free(backend.wh, 0, lambda line: print(line, flush=True))
+    run_queue_reader(schema, SCENARIO_EPOCH + timedelta(seconds=len(scenario.steps)))
+    tables = normalized_outputs(scenario, backend.outputs())
+    tables["history_batches"] = [h["batch_id"] for h in backend.wh.rows_of("queue_reader_history", "batch_id")]
+    tables["leftover_tables"] = sorted(t.name for t in backend.wh.spark.catalog.listTables(schema)
+                                       if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock")
+    Path(argv[3]).write_text(json.dumps(tables, sort_keys=True, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,86 @@
+"""SIGKILL of `qrepl run` (the Python process and its Spark JVM together) at a write point;
+the next ordinary run recovers the dead run's lock, finishes the batch, and the result equals
+the sequential reference (docs/spec.md, failure contract).
+
+CI kills at two points: while the resolution is creating its work tables (a killed run once
+left a table directory without its metastore entry and wedged every later run) and between
+the first publisher MERGE and the history row. `make faults` kills at every write point
+(QREPL_KILL_POINTS=all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qrepl import faults
+from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+PROJECT = Path(__file__).resolve().parents[3]
+DRIVER = Path(__file__).with_name("crash_driver.py")
+
+
+def _first_batch_scenario(tmp: Path) -> Path:
+    """publisher_wins_basic up to its first run: the run to kill is the last step."""
+    data = json.loads((PROJECT / "scenarios" / "publisher_wins_basic.json").read_text())
+    first_run = next(i for i, s in enumerate(data["steps"]) if "run" in s)
+    data["steps"] = data["steps"][: first_run + 1]
+    path = tmp / "first_batch.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+class _Counted(SparkBackend):
+    def run(self, batch_time) -> None:
+        faults.arm(10**9, faults.raise_fault)
+        try:
+            super().run(batch_time)
+        finally:
+            faults.disarm()
+            self.labels = faults.labels()
+
+
+def _kill_points(spark, scenario_path: Path) -> list[tuple[int, str]]:
+    scenario = load_scenario(scenario_path)
+    backend = _Counted(scenario, "qrepl_kill_count")
+    play(scenario, backend)
+    labels = backend.labels
+    if os.environ.get("QREPL_KILL_POINTS") == "all":
+        return list(enumerate(labels, 1))
+    picks = [next(i for i, label in enumerate(labels, 1) if "qrepl_resolve" in label and "reach" in label),
+             next(i for i, label in enumerate(labels, 1)
+                  if label.startswith("model.qrepl.batch_applied") and "merge into" in label)]
+    return [(k, labels[k - 1]) for k in picks]
+
+
+def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
+    # a session of its own, so the kill takes the JVM too and never this test process
+    return subprocess.run([sys.executable, str(DRIVER), *args], env=env, capture_output=True, text=True,
+                          start_new_session=True, timeout=1200)
+
+
+def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
+    scenario_path = _first_batch_scenario(tmp_path)
+    scenario = load_scenario(scenario_path)
+    expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
+    for k, label in _kill_points(spark, scenario_path):
+        env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{k}")}
+        crashed = _run(["crash", str(scenario_path), "qrepl_kill", str(k)], env)
+        assert crashed.returncode == -9, f"write {k} ({label}): {crashed.stderr[-2000:]}"
+        out = tmp_path / f"out_{k}.json"
+        recovered = _run(["recover", str(scenario_path), "qrepl_kill", str(out)], env)
+        assert recovered.returncode == 0, f"recovery after a kill at write {k} ({label}): {recovered.stderr[-3000:]}"
+        assert "recovered the run lock left by a dead process" in recovered.stdout
+        actual = json.loads(out.read_text())
+        assert actual.pop("history_batches") == [1]
+        assert actual.pop("leftover_tables") == []
+        for table, rows in expected.items():
+            assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
+                f"{table} differs after a kill at write {k} ({label})"
