@@ -191,13 +191,13 @@ def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):
 
     from qrepl.cli import main
 
-    history = captured_and_run[3]
+    wh, history = captured_and_run[0], captured_and_run[3]
     result = CliRunner().invoke(main, ["status"], env={"QREPL_SCHEMA": SCHEMA})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "publication sales: policy publisher_wins, articles customers"
-    assert [line.split()[:4] for line in lines[1:3]] == [["a", "active", "generation", "1"],
-                                                        ["b", "active", "generation", "1"]]
+    assert [line.split()[:4] for line in lines[1:3]] == [
+        [s["subscriber"], s["status"], "generation", str(s["generation"])] for s in wh.subscriptions()]
     assert all("queued commands 0" in line for line in lines[1:3])
     assert lines[3].startswith(f"last run: batch {history['batch_id']} at ")
     assert f"{history['transactions_processed']} transactions, {history['conflicts']} conflicts" in lines[3]
