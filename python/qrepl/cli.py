@@ -1,27 +1,73 @@
-"""qrepl command line: parses, calls a service, prints. Errors are one line and exit 1."""
+"""qrepl command line: parses, calls a service, prints. Errors are one line and exit 1
+(`--debug` shows the whole error)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .model import CONFLICT_CODES, ConfigError
+from .model import CONFLICT_CODES, ConfigError, check_identifier
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
+DEMO_SCHEMA = "qrepl_demo"
 
 
 class QreplGroup(click.Group):
-    def invoke(self, ctx):
+    """`--schema` belongs to the group but may stand anywhere on the command line (`qrepl run
+    --schema s` is `qrepl --schema s run`); errors are one line unless `qrepl --debug ...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            args = _group_options_first(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # click's own: --help, usage errors (click.exceptions.Exit is a RuntimeError)
         except (ConfigError, RuntimeError) as exc:
-            click.echo(f"qrepl: error: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", err=True)
+            if ctx.params.get("debug"):
+                traceback.print_exc()
+            else:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                click.echo(f"qrepl: error: {first} (--debug shows the whole error)", err=True)
             sys.exit(1)
+
+
+def _group_options_first(args: list[str]) -> list[str]:
+    """Move `--schema X` / `--schema=X` in front of the command (up to a `--`). `--debug` stays
+    where it is: after `qrepl dbt` it is dbt's own flag."""
+    front, rest, i = [], [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg.startswith("--schema="):
+            front.append(arg)
+        elif arg == "--schema" and i + 1 < len(args):
+            front += args[i:i + 2]
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
+def _schema(default: str | None = None) -> str:
+    """The publisher schema of this invocation: --schema, else $QREPL_SCHEMA, else 'qrepl'.
+    With `default`, only an explicit --schema overrides it (the demo never takes
+    $QREPL_SCHEMA, so it cannot reset a schema the environment happens to name)."""
+    ctx = click.get_current_context().find_root()
+    if default is not None and ctx.get_parameter_source("schema") is not click.core.ParameterSource.COMMANDLINE:
+        return default
+    return check_identifier(ctx.params["schema"], "schema")
 
 
 def _echo(msg: str) -> None:
@@ -30,11 +76,15 @@ def _echo(msg: str) -> None:
 
 
 @click.group(cls=QreplGroup)
-def main() -> None:
+@click.option("--schema", envvar="QREPL_SCHEMA", default="qrepl", show_default=True, metavar="SCHEMA",
+              help="Publisher schema every command works on (env QREPL_SCHEMA); may follow the command.")
+@click.option("--debug", is_flag=True, help="On error, show the whole error with its traceback.")
+def main(schema: str, debug: bool) -> None:
     """qrepl: queued updating subscriptions (SQL Server) on dbt + Spark + Iceberg.
 
-    Commands work on one publisher schema: --schema, else $QREPL_SCHEMA, else 'qrepl'.
-    Spark state lives in $QREPL_STATE_DIR (default .qrepl_state).
+    Commands work on one publisher schema: --schema, else $QREPL_SCHEMA, else 'qrepl'
+    (`qrepl demo` uses qrepl_demo unless --schema is given). Spark state lives in
+    $QREPL_STATE_DIR (default .qrepl_state).
 
     \b
     Example:
@@ -47,8 +97,7 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--schema", default="qrepl_demo", show_default=True, help="Schema the demo resets and uses.")
-def demo(schema: str) -> None:
+def demo() -> None:
     """Run the full loop: publication, three subscribers, captured changes, queue reader,
     compensations, and a summary of outcomes and conflicts.
 
@@ -58,14 +107,13 @@ def demo(schema: str) -> None:
     """
     from .demo import run_demo
 
-    run_demo(schema, echo=_echo)
+    run_demo(_schema(default=DEMO_SCHEMA), echo=_echo)
 
 
 @main.command()
-@click.option("--schema", default=None, help="Publisher schema (default: $QREPL_SCHEMA or qrepl).")
 @click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
               help="If another queue reader holds the run lock, wait up to SECONDS for it (default: fail at once).")
-def run(schema: str | None, wait_seconds: float) -> None:
+def run(wait_seconds: float) -> None:
     """Run the queue reader once (dbt run on the embedded Spark).
 
     One queue reader runs at a time per publication: a second one fails at once naming the
@@ -79,13 +127,12 @@ def run(schema: str | None, wait_seconds: float) -> None:
     """
     from .service import run_reader
 
-    h = run_reader(schema, echo=_echo, wait_seconds=wait_seconds)
+    h = run_reader(_schema(), echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
           f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
 
 
 @main.command()
-@click.option("--schema", default=None, help="Publisher schema.")
 @click.option("--publication", default=None, help="Only this publication.")
 @click.option("--article", default=None, help="Only this article.")
 @click.option("--subscriber", default=None, help="Only this subscriber.")
@@ -102,7 +149,7 @@ def run(schema: str | None, wait_seconds: float) -> None:
               help="Also write the selected conflicts' full details (JSON lines) to this file.")
 @click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
               help="Remove a reviewed conflict by conflict_id (repeatable).")
-def conflicts(schema, publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
+def conflicts(publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
               remove_ids) -> None:
     """List conflicts, show one side by side, log or remove reviewed ones.
 
@@ -113,13 +160,13 @@ def conflicts(schema, publication, article, subscriber, conflict_type, since, un
       qrepl conflicts --schema qrepl_demo --subscriber south --log south.jsonl
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import conflict_detail, list_conflicts, remove_conflicts
+    from .service import list_conflicts, remove_conflicts
 
     if remove_ids:
-        removed = remove_conflicts(schema, list(remove_ids))
+        removed = remove_conflicts(_schema(), list(remove_ids))
         _echo(f"removed {removed} conflict(s)")
         return
-    rows = list_conflicts(schema, article, subscriber, conflict_type, since, until, show_id, publication)
+    rows = list_conflicts(_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:
         raise click.ClickException(f"no conflict {show_id} (list them with: qrepl conflicts)")
     if log_file:
@@ -128,7 +175,7 @@ def conflicts(schema, publication, article, subscriber, conflict_type, since, un
         if as_json:
             _echo(json.dumps(c, default=str, sort_keys=True))
         elif show_id:
-            _echo("\n".join(conflict_detail(c)))
+            _echo("\n".join(_conflict_detail(c)))
         else:
             _echo(f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
                   f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}")
@@ -137,9 +184,8 @@ def conflicts(schema, publication, article, subscriber, conflict_type, since, un
 
 
 @main.command()
-@click.option("--schema", default=None, help="Publisher schema.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for index.html.")
-def viewer(schema, out_dir) -> None:
+def viewer(out_dir) -> None:
     """Write the static HTML conflict viewer (filters, side-by-side rows, charts).
 
     \b
@@ -149,7 +195,7 @@ def viewer(schema, out_dir) -> None:
     from .service import list_conflicts
     from .viewer import render_viewer
 
-    _echo(str(render_viewer(list_conflicts(schema), out_dir)))
+    _echo(str(render_viewer(list_conflicts(_schema()), out_dir)))
 
 
 @main.command()
@@ -172,9 +218,8 @@ def replay(scenarios, out_dir, policy, reference) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option("--schema", default=None, help="Publisher schema.")
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
-def dbt(schema, dbt_args) -> None:
+def dbt(dbt_args) -> None:
     """Run any dbt command on the embedded `local` target, in this process's Spark
     (Derby allows one JVM, so plain `dbt` cannot run beside qrepl's session).
 
@@ -184,16 +229,14 @@ def dbt(schema, dbt_args) -> None:
       qrepl dbt docs generate --schema qrepl_demo
     """
     from .dbt_runner import dbt_invoke
-    from .service import default_schema
 
-    dbt_invoke(list(dbt_args) or ["build"], schema or default_schema(), quiet=False)
+    dbt_invoke(list(dbt_args) or ["build"], _schema(), quiet=False)
 
 
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--subscriber", required=True, help="Subscription the changes come from (stamps every row).")
-@click.option("--schema", default=None)
-def enqueue(file, subscriber, schema) -> None:
+def enqueue(file, subscriber) -> None:
     """Enqueue change records from a JSONL, CSV or Parquet FILE.
 
     Each record: tran_id, article, op (I/U/D), row (I/U) or key (D), old_version (U/D),
@@ -208,7 +251,7 @@ def enqueue(file, subscriber, schema) -> None:
     from .enqueue import enqueue_file
     from .service import warehouse
 
-    report = enqueue_file(warehouse(schema), subscriber, file, progress=_echo)
+    report = enqueue_file(warehouse(_schema()), subscriber, file, progress=_echo)
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
     _echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
@@ -216,8 +259,7 @@ def enqueue(file, subscriber, schema) -> None:
 
 
 @main.command()
-@click.option("--schema", default=None, help="Publisher schema.")
-def unlock(schema) -> None:
+def unlock() -> None:
     """Remove the queue reader's run lock left by a process that died (SIGKILL, power cut).
 
     Only use it when the holder it names is really gone: two queue readers at once would
@@ -230,14 +272,13 @@ def unlock(schema) -> None:
     from .run_lock import release
     from .service import warehouse
 
-    holder = release(warehouse(schema))
+    holder = release(warehouse(_schema()))
     _echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
 
 
 @main.command()
-@click.option("--schema", default=None)
-def distribute(schema) -> None:
+def distribute() -> None:
     """Deliver compensating commands, publisher changes (and conflicts when not centralized)
     to every subscriber's replica. Safe to run twice.
 
@@ -248,7 +289,7 @@ def distribute(schema) -> None:
     from .distribution import distribute as do_distribute
     from .service import warehouse
 
-    report = do_distribute(warehouse(schema), progress=_echo)  # one progress line per subscriber
+    report = do_distribute(warehouse(_schema()), progress=_echo)  # one progress line per subscriber
     _echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
           f"of {len(report)} subscriber(s)")
 
@@ -260,9 +301,8 @@ def publication() -> None:
 
 @publication.command("create")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
-@click.option("--schema", default=None)
 @click.option("--seed", is_flag=True, help="Load initial publisher rows from seeds/demo_<article>.csv.")
-def publication_create(config_path, schema, seed) -> None:
+def publication_create(config_path, seed) -> None:
     """Create or update the publication's tables.
 
     \b
@@ -271,7 +311,7 @@ def publication_create(config_path, schema, seed) -> None:
     """
     from .service import create_publication
 
-    pub = create_publication(config_path, schema, seed, echo=_echo)
+    pub = create_publication(config_path, _schema(), seed, echo=_echo)
     _echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
 
 
@@ -282,8 +322,7 @@ def subscription() -> None:
 
 @subscription.command("add")
 @click.argument("subscriber")
-@click.option("--schema", default=None)
-def subscription_add(subscriber, schema) -> None:
+def subscription_add(subscriber) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
     finishes a subscription whose snapshot was never completed.
 
@@ -293,14 +332,13 @@ def subscription_add(subscriber, schema) -> None:
     """
     from .service import add_subscription
 
-    add_subscription(schema, subscriber, echo=_echo)
+    add_subscription(_schema(), subscriber, echo=_echo)
     _echo(f"subscribed {subscriber}")
 
 
 @subscription.command("reinit")
 @click.argument("subscriber")
-@click.option("--schema", default=None)
-def subscription_reinit(subscriber, schema) -> None:
+def subscription_reinit(subscriber) -> None:
     """Reinitialize SUBSCRIBER: fresh snapshot of the publisher, status active, generation + 1.
 
     \b
@@ -310,13 +348,12 @@ def subscription_reinit(subscriber, schema) -> None:
     from .distribution import reinitialize
     from .service import warehouse
 
-    generation = reinitialize(warehouse(schema), subscriber, progress=_echo)
+    generation = reinitialize(warehouse(_schema()), subscriber, progress=_echo)
     _echo(f"{subscriber} reinitialized, generation {generation}")
 
 
 @subscription.command("list")
-@click.option("--schema", default=None)
-def subscription_list(schema) -> None:
+def subscription_list() -> None:
     """List subscriptions with status and generation.
 
     \b
@@ -325,15 +362,14 @@ def subscription_list(schema) -> None:
     """
     from .service import warehouse
 
-    for s in warehouse(schema).subscriptions():
+    for s in warehouse(_schema()).subscriptions():
         _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
 
 
 @subscription.command("drop")
 @click.argument("subscriber")
-@click.option("--schema", default=None)
-def subscription_drop(subscriber, schema) -> None:
+def subscription_drop(subscriber) -> None:
     """Drop SUBSCRIBER's subscription (its queued rows are then quarantined as unknown).
 
     \b
@@ -342,14 +378,13 @@ def subscription_drop(subscriber, schema) -> None:
     """
     from .service import warehouse
 
-    warehouse(schema).drop_subscription(subscriber)
+    warehouse(_schema()).drop_subscription(subscriber)
     _echo(f"dropped {subscriber}")
 
 
 @publication.command("set-policy")
 @click.argument("policy")
-@click.option("--schema", default=None)
-def publication_set_policy(policy, schema) -> None:
+def publication_set_policy(policy) -> None:
     """Change the conflict policy (only while the publication has no subscriptions).
 
     \b
@@ -359,13 +394,12 @@ def publication_set_policy(policy, schema) -> None:
     from .model import normalize_policy
     from .service import warehouse
 
-    pub = warehouse(schema).set_policy(normalize_policy(policy))
+    pub = warehouse(_schema()).set_policy(normalize_policy(policy))
     _echo(f"publication {pub.name}: policy {pub.policy}")
 
 
 @publication.command("show")
-@click.option("--schema", default=None)
-def publication_show(schema) -> None:
+def publication_show() -> None:
     """Show the publication's settings and articles.
 
     \b
@@ -374,13 +408,12 @@ def publication_show(schema) -> None:
     """
     from .service import warehouse
 
-    pub = warehouse(schema).require_publication()
+    pub = warehouse(_schema()).require_publication()
     _echo(json.dumps(pub.to_dict(), indent=2))
 
 
 @main.command()
-@click.option("--schema", default=None, help="Publisher schema.")
-def maintain(schema) -> None:
+def maintain() -> None:
     """Compact the publisher tables and expire snapshots no replica still needs.
 
     Merge-on-read leaves delete files behind each run; this rewrites them into plain data
@@ -394,22 +427,78 @@ def maintain(schema) -> None:
     from .maintenance import maintain as do_maintain
     from .service import warehouse
 
-    do_maintain(warehouse(schema), progress=_echo)
+    do_maintain(warehouse(_schema()), progress=_echo)
 
 
 @main.command()
-@click.option("--schema", default=None)
-def status(schema) -> None:
+def status() -> None:
     """Queue depth per subscriber, pending reinitializations, last run, conflicts per subscriber.
 
     \b
     Example:
       qrepl status --schema qrepl_demo
     """
-    from .service import status_report
+    from .service import status as publication_status
 
-    for line in status_report(schema):
+    for line in _status_lines(publication_status(_schema())):
         _echo(line)
+
+
+
+# ---------------------------------------------------------------- text for people (services return data)
+
+
+def _conflict_detail(c: dict) -> list[str]:
+    """A conflict's detail: the winning and losing rows side by side, differing columns marked '*'."""
+    publisher, subscriber = c.get("publisher_row"), c.get("subscriber_row")
+    winner_is_publisher = c.get("winner") == "publisher"
+    left = f"publisher ({'winner' if winner_is_publisher else 'loser'})"
+    right = f"subscriber ({'loser' if winner_is_publisher else 'winner'})"
+    columns = list(dict.fromkeys([*(publisher or {}), *(subscriber or {})]))
+    cells = [("", "column", left, right)]
+    for col in columns:
+        pv = "(absent)" if publisher is None else _cell(publisher.get(col))
+        sv = ("(deleted)" if c["conflict_type"].startswith("delete") else "(absent)") if subscriber is None \
+            else _cell(subscriber.get(col))
+        cells.append(("*" if pv != sv else "", col, pv, sv))
+    if not columns:
+        cells.append(("*", "(row)", "(absent)", "(absent)"))
+    widths = [max(len(row[i]) for row in cells) for i in range(4)]
+    lines = [
+        f"conflict {c['conflict_id']}: {c['conflict_type']} (code {c['conflict_type_code']}), winner {c['winner']}",
+        f"  {c['reason_text']}",
+        f"  article {c['article']} row {c['row_key']}; subscriber {c['subscriber']} transaction {c['tran_id']} "
+        f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
+        f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
+        f"subscriber wrote {c['new_version'] or '(a delete)'}",
+        "",
+    ]
+    for row in cells:
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+    return lines
+
+
+def _cell(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def _status_lines(report: dict) -> list[str]:
+    pub = report["publication"]
+    lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
+    for s in report["subscriptions"]:
+        per_article = ", ".join(f"{a}: {n}" for a, n in s["conflicts"].items())
+        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  "
+                     f"queued commands {s['queued_commands']}  conflicts {per_article or 0}")
+    h = report["last_run"]
+    if h is not None:
+        kept = h.get("publisher_rows_kept") or 0
+        lines.append(f"last run: batch {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
+                     f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
+                     + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
+    holder = report["run_lock"]
+    if holder is not None:
+        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at}")
+    return lines
 
 
 if __name__ == "__main__":

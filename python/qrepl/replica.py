@@ -78,6 +78,13 @@ def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
             for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
 
 
+def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
+    """True once the subscriber's replica has been given a snapshot of every article (the
+    snapshot records its deliveries last, so a crashed one does not count)."""
+    delivered = deliveries(wh)
+    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
+
+
 def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
     """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
     deliveries(wh)
@@ -86,13 +93,6 @@ def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | N
     wh.spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
                  f"on t.subscriber = s.subscriber and t.article = s.article "
                  f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
-
-
-def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
-    """True once the subscriber's replica has been given a snapshot of every article (the
-    snapshot records its deliveries last, so a crashed one does not count)."""
-    delivered = deliveries(wh)
-    return all((subscriber, a.name) in delivered for a in wh.require_publication().articles)
 
 
 def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:

@@ -109,40 +109,6 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     return rows
 
 
-def conflict_detail(c: dict) -> list[str]:
-    """A conflict's detail: the winning and losing rows side by side, differing columns marked '*'."""
-    publisher, subscriber = c.get("publisher_row"), c.get("subscriber_row")
-    winner_is_publisher = c.get("winner") == "publisher"
-    left = f"publisher ({'winner' if winner_is_publisher else 'loser'})"
-    right = f"subscriber ({'loser' if winner_is_publisher else 'winner'})"
-    columns = list(dict.fromkeys([*(publisher or {}), *(subscriber or {})]))
-    cells = [("", "column", left, right)]
-    for col in columns:
-        pv = "(absent)" if publisher is None else _cell(publisher.get(col))
-        sv = ("(deleted)" if c["conflict_type"].startswith("delete") else "(absent)") if subscriber is None \
-            else _cell(subscriber.get(col))
-        cells.append(("*" if pv != sv else "", col, pv, sv))
-    if not columns:
-        cells.append(("*", "(row)", "(absent)", "(absent)"))
-    widths = [max(len(row[i]) for row in cells) for i in range(4)]
-    lines = [
-        f"conflict {c['conflict_id']}: {c['conflict_type']} (code {c['conflict_type_code']}), winner {c['winner']}",
-        f"  {c['reason_text']}",
-        f"  article {c['article']} row {c['row_key']}; subscriber {c['subscriber']} transaction {c['tran_id']} "
-        f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
-        f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
-        f"subscriber wrote {c['new_version'] or '(a delete)'}",
-        "",
-    ]
-    for row in cells:
-        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-    return lines
-
-
-def _cell(value: Any) -> str:
-    return "null" if value is None else str(value)
-
-
 def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
     """Delete reviewed conflicts by id (ids travel in a DataFrame, not in SQL text)."""
     wh = warehouse(schema)
@@ -156,36 +122,30 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
     return before - wh.spark.table(wh.table("conflicts")).count()
 
 
-def status_report(schema: str | None) -> list[str]:
+def status(schema: str | None) -> dict[str, Any]:
+    """The publication, each subscription with its queue depth and conflicts per article, the
+    last run (a queue_reader_history row) and the run lock's holder, if any."""
+    from .run_lock import current_holder
+
     wh = warehouse(schema)
     pub = wh.require_publication()
     spark = wh.spark
-    lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
     queue = spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands"):
         batched = spark.table(wh.table("int_batch_commands")).select(
             "subscriber", "tran_id", "command_seq", "enqueued_at")
         queue = queue.join(batched, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
-    conflicts = {}
+    conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
-        conflicts = {(r["subscriber"], r["article"]): r["count"]
-                     for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect()}
-    for s in wh.subscriptions():
-        per_article = ", ".join(f"{a}: {n}" for (sub, a), n in sorted(conflicts.items()) if sub == s["subscriber"])
-        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  "
-                     f"queued commands {depth.get(s['subscriber'], 0)}  conflicts {per_article or 0}")
+        for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
+            conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
+    subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
+                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items()))}
+                     for s in wh.subscriptions()]
+    last_run = None
     if wh.exists("queue_reader_history"):
         last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
-        if last:
-            h = last[0]
-            kept = getattr(h, "publisher_rows_kept", 0) or 0
-            lines.append(f"last run: batch {h.batch_id} at {h.started_at}: {h.transactions_processed} transactions, "
-                         f"{h.conflicts} conflicts, {h.rejected} rejected, {h.quarantined} quarantined"
-                         + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
-    from .run_lock import current_holder
-
-    holder = current_holder(wh)
-    if holder is not None:
-        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at}")
-    return lines
+        last_run = last[0].asDict() if last else None
+    return {"publication": pub, "subscriptions": subscriptions, "last_run": last_run,
+            "run_lock": current_holder(wh)}

@@ -186,3 +186,22 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     removed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
     assert removed.output.strip() == "removed 1 conflict(s)"
     assert cli.invoke(main, ["conflicts", "--schema", SCHEMA]).output.startswith("0 conflict")
+
+
+def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):
+    """`qrepl status` with QREPL_SCHEMA set: the publication, each subscription (nothing left
+    in the queue after the run) and the last run, as the service's data formatted by the CLI."""
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+
+    wh, history = captured_and_run[0], captured_and_run[3]
+    result = CliRunner().invoke(main, ["status"], env={"QREPL_SCHEMA": SCHEMA})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "publication sales: policy publisher_wins, articles customers"
+    assert [line.split()[:4] for line in lines[1:3]] == [
+        [s["subscriber"], s["status"], "generation", str(s["generation"])] for s in wh.subscriptions()]
+    assert all("queued commands 0" in line for line in lines[1:3])
+    assert lines[3].startswith(f"last run: batch {history['batch_id']} at ")
+    assert f"{history['transactions_processed']} transactions, {history['conflicts']} conflicts" in lines[3]
