@@ -3,6 +3,7 @@
     python layer_driver.py setup              # the base state (publication, subscribers, a run)
     python layer_driver.py op OP              # OP once; QREPL_FAULT=kill:K makes it die at write K
     python layer_driver.py recover OP OUT     # OP again (the rerun after a crash), state to OUT
+    python layer_driver.py read OP OUT        # the state to OUT, nothing run
     python layer_driver.py count OP OUT       # OP once, uninterrupted: its writes and state to OUT
 
 All in the state directory $QREPL_STATE_DIR.
@@ -41,7 +42,8 @@ def main(argv: list[str]) -> int:
         writes = faults.disarm()
         Path(argv[2]).write_text(json.dumps({"writes": writes, "state": state(wh)}))
         return 0
-    op(wh, tmp)  # recover: the ordinary rerun
+    if mode == "recover":
+        op(wh, tmp)  # the ordinary rerun
     Path(argv[2]).write_text(json.dumps({"state": state(wh)}))
     return 0
 
