@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row
-from .replica import Replica, ReplicaWarehouse
+from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
 
 
@@ -94,6 +94,6 @@ class Subscriber:
         replica = ReplicaWarehouse(self.warehouse, self.replica.wh.schema)
         for (article, key), image in tran.pending.items():
             if image is None:
-                replica.delete_rows(article, [json.loads(key)])
+                retry_on_commit_conflict(lambda: replica.delete_rows(article, [json.loads(key)]))
             else:
-                replica.upsert_rows(article, [image])
+                retry_on_commit_conflict(lambda: replica.upsert_rows(article, [image]))

@@ -20,8 +20,6 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-import time
-
 from .model import ConfigError, check_identifier
 from .replica import (
     Progress,
@@ -31,28 +29,13 @@ from .replica import (
     pending_compensations,
     record_delivery,
     replica_schema,
+    retry_on_commit_conflict,
     snapshot_replica,
     table_at,
 )
 from .warehouse import Warehouse
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
-
-
-COMMIT_CONFLICTS = ("ValidationException", "CommitFailedException")
-
-
-def _retry_on_commit_conflict(write, attempts: int = 5):
-    """Run a replica write again when Iceberg refuses its commit because a concurrent writer
-    (the subscriber's own capture, in another process) committed first: the MERGE is
-    re-planned against the new state, so nothing is lost and nothing is merged twice."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return write()
-        except Exception as exc:  # py4j wraps the Java exception; its text names it
-            if attempt == attempts or not any(name in str(exc) for name in COMMIT_CONFLICTS):
-                raise
-            time.sleep(0.5 * attempt)
 
 
 def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
@@ -90,7 +73,7 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
             f"when matched then update set {assignments} "
             f"when not matched and s.qrepl_present then insert ({', '.join(cols)}) "
             f"values ({', '.join('s.' + c for c in cols)})")
-        _retry_on_commit_conflict(lambda: wh.spark.sql(statement))
+        retry_on_commit_conflict(lambda: wh.spark.sql(statement))
     wh.spark.catalog.dropTempView(view)
     return count
 

@@ -6,6 +6,7 @@ them up to the publisher, maintenance keeps the snapshots they still need.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
 from .model import canonical_key, check_identifier, typed_row
@@ -134,3 +135,19 @@ def mark_compensations_delivered(wh: Warehouse, pending) -> None:
     wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
                  f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
                  f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
+
+
+COMMIT_CONFLICTS = ("ValidationException", "CommitFailedException")
+
+
+def retry_on_commit_conflict(write, attempts: int = 5):
+    """Run a replica write again when Iceberg refuses its commit because a concurrent writer
+    committed first (a delivery and the subscriber's own capture, in two processes): the
+    MERGE is re-planned against the new state, so nothing is lost and nothing is merged twice."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return write()
+        except Exception as exc:  # py4j wraps the Java exception; its text names it
+            if attempt == attempts or not any(name in str(exc) for name in COMMIT_CONFLICTS):
+                raise
+            time.sleep(0.5 * attempt)
