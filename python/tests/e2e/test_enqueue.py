@@ -69,4 +69,5 @@ def test_enqueue_unknown_subscriber_is_one_line_error(spark, tmp_path):
     f.write_text("{}\n")
     result = CliRunner().invoke(main, ["enqueue", str(f), "--subscriber", "ghost", "--schema", SCHEMA])
     assert result.exit_code == 1
-    assert result.output.strip() == "qrepl: error: no subscription for subscriber ghost"
+    assert result.output.strip() == \
+        "qrepl: error: no subscription for subscriber ghost (--debug shows the whole error)"

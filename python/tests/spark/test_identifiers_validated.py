@@ -55,4 +55,5 @@ def test_publication_create_refuses_a_reserved_column_with_one_line(spark, tmp_p
     result = CliRunner().invoke(main, ["publication", "create", "--config", str(config), "--schema", SCHEMA])
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "qrepl: error: article items: column name row is reserved by the queue reader; rename it")
+        "qrepl: error: article items: column name row is reserved by the queue reader; rename it"
+        " (--debug shows the whole error)")
