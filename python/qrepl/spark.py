@@ -281,21 +281,61 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
     marker.write_text("created\n")
 
 
-def _create_postgresql_lock_tables(spark, url: str) -> None:
-    """prepDb speaks Derby only: on PostgreSQL run the repo's own, idempotent DDL over JDBC."""
+def _postgresql_connection(spark, url: str):
     jdbc, user, password = postgresql_metastore(url)
-    statements = [s.strip() for s in _strip_sql_comments(LOCK_TABLES_SQL.read_text()).split(";") if s.strip()]
-    jvm = spark._jvm
-    props = jvm.java.util.Properties()
+    props = spark._jvm.java.util.Properties()
     if user:
         props.setProperty("user", user)
     if password:
         props.setProperty("password", password)
-    conn = jvm.org.postgresql.Driver().connect(jdbc, props)
+    return spark._jvm.org.postgresql.Driver().connect(jdbc, props)
+
+
+def _create_postgresql_lock_tables(spark, url: str) -> None:
+    """prepDb speaks Derby only: on PostgreSQL run the repo's own, idempotent DDL over JDBC."""
+    statements = [s.strip() for s in _strip_sql_comments(LOCK_TABLES_SQL.read_text()).split(";") if s.strip()]
+    conn = _postgresql_connection(spark, url)
     try:
         stmt = conn.createStatement()
         for statement in statements:
             stmt.execute(statement)
+        stmt.close()
+    finally:
+        conn.close()
+
+
+# The metastore's own uniqueness, which the Hive schema declares and DataNucleus leaves out
+# when it creates tables without constraints: without it two JVMs creating the same database
+# or table at once both succeed (duplicate rows), and qrepl's run lock, a table only one
+# creator may create, would not be exclusive.
+METASTORE_UNIQUE_KEYS = [("qrepl_unique_database", "dbs", ("name",)),
+                         ("qrepl_unique_table", "tbls", ("db_id", "tbl_name"))]
+
+
+def _ensure_metastore_unique_keys(spark, url: str) -> None:
+    conn = _postgresql_connection(spark, url)
+    try:
+        def actual(query: str, *args: str) -> str:
+            ps = conn.prepareStatement(query)
+            for i, a in enumerate(args, 1):
+                ps.setString(i, a)
+            rs = ps.executeQuery()
+            found = rs.getString(1) if rs.next() else None
+            ps.close()
+            if found is None or not found.replace("_", "").isalnum():
+                raise RuntimeError(f"metastore table or column {args[-1]} not found in {url}")
+            return found
+
+        stmt = conn.createStatement()
+        for index, table, columns in METASTORE_UNIQUE_KEYS:
+            name = actual("select table_name from information_schema.tables where lower(table_name) = ? "
+                          "and table_schema = current_schema()", table)
+            cols = [actual("select column_name from information_schema.columns where table_name = ? "
+                           "and lower(column_name) = ? and table_schema = current_schema()", name, c)
+                    for c in columns]
+            # identifiers read back from the catalog and checked above, quoted as found
+            stmt.execute(f'create unique index if not exists {index} on "{name}" ('
+                         + ", ".join(f'"{c}"' for c in cols) + ")")
         stmt.close()
     finally:
         conn.close()
@@ -334,6 +374,7 @@ def init_metastore() -> None:
         f"drop database {probe} cascade",
     ]:
         spark.sql(statement).collect()
+    _ensure_metastore_unique_keys(spark, metastore_url())
     print(f"metastore ready: {spark.conf.get('spark.hadoop.javax.jdo.option.ConnectionURL')}, "
           f"warehouse {spark.conf.get('spark.sql.warehouse.dir')}")
 

@@ -13,12 +13,22 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.e2e
 
+SETUP = """
+from qrepl.spark import get_spark
+spark = get_spark()
+spark.sql("create database shared_probe")
+spark.sql("create table shared_probe.events (writer string, n int) using iceberg")
+"""
+
+LOCKER = """
+from qrepl.spark import get_spark
+get_spark().sql("create table shared_probe.qrepl_run_lock using iceberg as select 1 as held")
+"""
+
 WRITER = """
 import sys
 from qrepl.spark import get_spark
 spark = get_spark()
-spark.sql("create database if not exists shared_probe")
-spark.sql("create table if not exists shared_probe.events (writer string, n int) using iceberg")
 for n in range(int(sys.argv[2])):
     spark.createDataFrame([(sys.argv[1], n)], "writer string, n int").writeTo("shared_probe.events").append()
 print("rows seen by", sys.argv[1], spark.table("shared_probe.events").count())
@@ -64,6 +74,14 @@ def test_concurrent_commits_from_separate_jvms_all_land(postgres_metastore):
                           capture_output=True, text=True)
     assert init.returncode == 0, init.stderr[-2000:]
     assert "metastore ready: jdbc:postgresql://127.0.0.1:" in init.stdout
+
+    setup = python(env, SETUP)
+    assert setup.wait(timeout=600) == 0, setup.stderr.read()[-2000:]
+    # two processes create the same table at once, as two queue readers take the run lock:
+    # exactly one may succeed (the metastore keeps table names unique)
+    lockers = [python(env, LOCKER) for _ in range(2)]
+    codes = sorted(p.wait(timeout=600) for p in lockers)
+    assert codes[0] == 0 and codes[1] != 0, [p.stderr.read()[-1500:] for p in lockers]
 
     writers = [python(env, WRITER, name, "6") for name in ("a", "b")]
     for w in writers:
