@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: test-fast lint-js package-check package-demo
+.PHONY: test-fast lint-js package-check package-demo bench
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -72,6 +72,11 @@ deploy-demo: $(STAMP) metastore-driver  ## the topology with a small publication
 
 deploy-test: $(STAMP) metastore-driver  ## concurrent captures + dbt runs on the cluster + distribution vs the reference
 	bash scripts/deploy_test.sh
+
+bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZES="1k 100k" for fewer); writes bench/RESULTS.md
+	rm -rf $(CURDIR)/.qrepl_state/bench
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench $(PY) bench/bench.py $(if $(SIZES),--sizes $(SIZES)) \
+		--markdown bench/RESULTS.md --readme README.md
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \

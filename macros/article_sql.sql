@@ -31,17 +31,32 @@
 {%- endmacro %}
 
 
-{% macro publisher_rows_sql(config) %}
-    {#- One row per publisher row of every article: its canonical key, row image and version. -#}
+{% macro publisher_rows_sql(config, touched) %}
+    {#- One row per publisher row of every article whose canonical key is among `touched`
+        (a relation or CTE with article, row_key): its key, row image and version. The join
+        runs on the typed key columns (from_json of the key), so only the rows found are
+        serialized; comparing their canonical key text with row_key keeps it exact. -#}
     {%- for article in config['articles'] %}
     select
         '{{ article.name }}' as article,
-        to_json(named_struct(
-            {%- for k in article.key %}'{{ k }}', {{ k }}{{ ', ' if not loop.last }}{% endfor -%}
-        )) as row_key,
-        {{ row_json_expr(article, '', 'msrepl_tran_version') }} as row_json,
-        msrepl_tran_version
-    from {{ qrepl_relation(article.name) }}
+        touched_keys.row_key,
+        {{ row_json_expr(article, 'publisher.', 'publisher.msrepl_tran_version') }} as row_json,
+        publisher.msrepl_tran_version
+    from {{ qrepl_relation(article.name) }} as publisher
+    inner join (
+        select
+            row_key,
+            from_json(row_key, '{{ article_schema_ddl(article, keys_only=true) }}') as typed
+        from {{ touched }}
+        where article = '{{ article.name }}'
+    ) as touched_keys
+        on
+            {%- for k in article.key %}
+            publisher.{{ k }} = touched_keys.typed.{{ k }}{{ ' and' if not loop.last }}
+            {%- endfor %}
+    where to_json(named_struct(
+        {%- for k in article.key %}'{{ k }}', publisher.{{ k }}{{ ', ' if not loop.last }}{% endfor -%}
+    )) = touched_keys.row_key
     {% if not loop.last %}union all{% endif %}
     {%- else %}
     select

@@ -28,26 +28,6 @@ int_batch_subscriptions as (
 
 ),
 
-int_publisher_rows as (
-
-    select * from {{ ref('int_publisher_rows') }}
-
-),
-
-publisher_keys as (
-
-    {#- one row per publisher key: a table that holds a key twice (written around qrepl) must
-        not multiply the commands on it into false conflicts -#}
-    select
-        article,
-        row_key,
-        max(msrepl_tran_version) as msrepl_tran_version,
-        count(*) as copies
-    from int_publisher_rows
-    group by article, row_key
-
-),
-
 {% if is_incremental() %}
     earlier_batches as (
 
@@ -69,6 +49,33 @@ new_commands as (
                 and queued.enqueued_at <=> earlier_batches.enqueued_at
     {% endif %}
     where {{ batch_not_yet_written(batch_id) }}
+
+),
+
+new_command_keys as (  -- noqa: ST03 (read by publisher_rows_sql)
+
+    select distinct
+        article,
+        row_key
+    from new_commands
+
+),
+
+publisher_rows as (
+    {{ publisher_rows_sql(publication, 'new_command_keys') }}
+),
+
+publisher_keys as (
+
+    {#- one row per publisher key: a table that holds a key twice (written around qrepl) must
+        not multiply the commands on it into false conflicts -#}
+    select
+        article,
+        row_key,
+        max(msrepl_tran_version) as msrepl_tran_version,
+        count(*) as copies
+    from publisher_rows
+    group by article, row_key
 
 ),
 

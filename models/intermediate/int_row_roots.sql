@@ -21,12 +21,6 @@ int_transaction_rows as (
 
 ),
 
-int_publisher_rows as (
-
-    select * from {{ ref('int_publisher_rows') }}
-
-),
-
 touched_rows as (
 
     select distinct
@@ -34,6 +28,10 @@ touched_rows as (
         row_key
     from int_transaction_rows
 
+),
+
+int_publisher_rows as (
+    {{ publisher_rows_sql(qrepl_config(), 'touched_rows') }}
 ),
 
 roots as (

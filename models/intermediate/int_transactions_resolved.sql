@@ -4,24 +4,36 @@
         incremental_strategy='append',
         full_refresh=false,
         tblproperties={'format-version': '2'},
-        post_hook="{{ drop_resolve_views() }}",
     )
 }}
--- depends_on: {{ ref('int_transaction_rows') }}
--- depends_on: {{ ref('int_row_roots') }}
 {#- One row per valid transaction of the batch: its processing position and whether the
-    sequential reader would apply it. Kept per batch so a rerun after a crash finishes the
-    batch as it was decided. -#}
-{% set publication = qrepl_config() -%}
+    sequential reader would apply it (docs/architecture.md §5). Kept per batch so a rerun
+    after a crash finishes the batch as it was decided.
+
+    Under subscriber_wins every live transaction is applied. Otherwise one statement decides
+    the batch in named steps:
+      candidates       one row per (live transaction, publisher row), states as strings
+      naive_*          every candidate judged as if each earlier one on its row were applied
+      doubt_<k>        which transactions an earlier rejection may still flip, k hops deep
+      in_remainder     the doubtful transactions (past the hop limit, all later ones too)
+      fold             the remainder folded in queue order inside one task, exactly as the
+                       sequential reader does
+      resolved         naive decisions outside the remainder, folded ones inside it -#}
+{%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
-{%- set applied_relation = none -%}
-{%- if qrepl_is_running() and publication.policy != 'subscriber_wins' -%}
-    {%- set applied_relation = resolve_applied_transactions(
-        ref('int_transaction_rows'),
-        '(select * from ' ~ ref('int_row_roots') ~ ' where batch_id = ' ~ batch_id ~ ') as batch_row_roots',
-        publication.policy, batch_id
-    ) -%}
-{%- endif %}
+{%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
+{#- hops of doubt followed before the remainder becomes "everything from the first still
+    spreading transaction on". One hop settles typical batches (doubt rarely crosses to a
+    second row); each further hop costs two windows over the candidates. -#}
+{%- set hops = 1 -%}
+{#- transactions per chunk of the fold's state store: a step copies the current chunk, and
+    closing a chunk copies the list of chunks -#}
+{%- set chunk = 256 -%}
+{%- set stored = 'struct<tran_pos: int, state: string, applied: boolean>' -%}
+{#- the columns every doubt hop carries on -#}
+{%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
+    'has_own_write_conflict', 'produced_state', 'root_state', 'previous_pos', 'naive_state_before',
+    'naive_applied', 'naive_state_after'] %}
 
 with
 
@@ -32,18 +44,329 @@ int_batch_transactions as (
 
 ),
 
-applied as (
+{% if publication.policy == 'subscriber_wins' -%}
 
-    {% if applied_relation is not none -%}
-        select tran_pos from {{ applied_relation }}
-    {%- else -%}
-        select cast(null as int) as tran_pos
-        where false
-    {%- endif %}
+resolved as (
+
+    select
+        tran_pos,
+        prejudged_outcome is null as is_applied
+    from int_batch_transactions
+
+),
+
+{%- else -%}
+
+int_transaction_rows as (
+
+    select * from {{ ref('int_transaction_rows') }}
+    where batch_id = {{ batch_id }} and prejudged_outcome is null
+
+),
+
+int_row_roots as (
+
+    select * from {{ ref('int_row_roots') }}
+    where batch_id = {{ batch_id }}
+
+),
+
+candidates as (
+
+    {#- a row state is the row's version ('' for a row without one), or null for no row #}
+    select
+        int_transaction_rows.tran_pos,
+        int_transaction_rows.subscriber,
+        int_transaction_rows.article,
+        int_transaction_rows.row_key,
+        int_transaction_rows.expects_absent,
+        int_transaction_rows.expected_version,
+        int_transaction_rows.has_own_write_conflict,
+        case
+            when not int_transaction_rows.produces_absent
+                then coalesce(int_transaction_rows.produced_version, '')
+        end as produced_state,
+        case when int_row_roots.root_exists then coalesce(int_row_roots.root_version, '') end as root_state
+    from int_transaction_rows
+    inner join int_row_roots
+        on
+            int_transaction_rows.article = int_row_roots.article
+            and int_transaction_rows.row_key = int_row_roots.row_key
+
+),
+
+on_rows as (
+
+    {#- every candidate judged as if each earlier candidate on its row were applied #}
+    select
+        candidates.*,
+        lag(tran_pos) over on_row as previous_pos,
+        not has_own_write_conflict
+        and case
+            when row_number() over on_row = 1 then {{ _state_matches('root_state') }}
+            else {{ _state_matches('lag(produced_state) over on_row') }}
+        end as naive_matches,
+        case
+            when row_number() over on_row = 1 then root_state
+            else lag(produced_state) over on_row
+        end as naive_state_before
+    from candidates
+    window on_row as (partition by article, row_key order by tran_pos)
+
+),
+
+naive_decided as (
+
+    {#- a transaction is applied when all its rows match; under reinit, not after its
+        subscriber's first rejection either #}
+    select
+        on_rows.*,
+        {%- if reinit %}
+        tran_pos < coalesce(min(case when not transaction_matches then tran_pos end) over (
+            partition by subscriber
+        ), 2147483647) and transaction_matches as naive_applied
+        {%- else %}
+        transaction_matches as naive_applied
+        {%- endif %}
+    from (
+        select
+            on_rows.*,
+            bool_and(naive_matches) over (partition by tran_pos) as transaction_matches
+        from on_rows
+    ) as on_rows
+
+),
+
+doubt_0 as (
+
+    {#- the state each candidate leaves when its naive decision is exact #}
+    select
+        naive_decided.*,
+        case when naive_applied then produced_state else naive_state_before end as naive_state_after,
+        false as doubtful
+    from naive_decided
+
+),
+
+{#- Doubt. A rejected transaction (a disturber) leaves its rows as they were, so every later
+    candidate on those rows was judged against the wrong state and is doubtful; a doubtful
+    transaction spreads doubt to the later candidates on all of its rows (and, under reinit,
+    to its subscriber's later transactions: whether they follow a first rejection is doubtful
+    too). A transaction without doubt is decided exactly by the naive step. #}
+{% for k in range(hops + 1) -%}
+doubt_{{ k + 1 }} as (
+
+    select
+        {{ carried | join(', ') }},
+        doubtful_before,
+        bool_or(doubtful_here) over (partition by tran_pos) as doubtful
+    from (
+        select
+            {{ carried | join(', ') }},
+            doubtful as doubtful_before,
+            coalesce(tran_pos > min(case when not naive_applied or doubtful then tran_pos end) over (
+                partition by article, row_key
+            ), false)
+            {%- if reinit %}
+            or coalesce(tran_pos > min(case when doubtful then tran_pos end) over (partition by subscriber), false)
+            {%- endif %} as doubtful_here
+        from doubt_{{ k }}
+    ) as spread
+
+),
+
+{% endfor -%}
+
+placed as (
+
+    {#- The remainder: the doubtful transactions, and, when doubt still reached new ones
+        after the last hop (it can only go on to later positions), everything from the
+        first of those on. entry_state: the state before a row's first folded candidate,
+        which is what the previous (exactly decided) candidate left, or the publisher's. #}
+    select
+        with_remainder.*,
+        case
+            when previous_pos is null then root_state
+            else lag(naive_state_after) over on_row
+        end as entry_state,
+        coalesce(lag(in_remainder) over on_row, false) as follows_folded
+        {%- if reinit %},
+        {#- a subscriber already cut by an exactly decided rejection earlier in the batch #}
+        coalesce(max(not in_remainder and not naive_applied) over (
+            partition by subscriber order by tran_pos range between unbounded preceding and 1 preceding
+        ), false) as cut_before
+        {%- else %},
+        false as cut_before
+        {%- endif %}
+    from (
+        select
+            doubt.*,
+            doubt.doubtful_before or doubt.tran_pos >= coalesce(min(
+                case when doubt.doubtful and not doubt.doubtful_before then doubt.tran_pos end
+            ) over (), 2147483647) as in_remainder
+        from doubt_{{ hops + 1 }} as doubt
+    ) as with_remainder
+    window on_row as (partition by article, row_key order by tran_pos)
+
+),
+
+remainder_candidates as (
+
+    {#- where each folded candidate's state goes in the fold's store (chunk, offset), and
+        where the state before it comes from: the previous folded candidate on its row
+        (source_chunk, source_offset), else entry_state. The numbering windows put the
+        remainder in one partition and every other transaction in its own. #}
+    select
+        located.*,
+        case when located.follows_folded then lag(located.fold_chunk) over on_row end as source_chunk,
+        case when located.follows_folded then lag(located.fold_offset) over on_row end as source_offset
+    from (
+        select
+            numbered.*,
+            cast(fold_index - min(fold_index) over (partition by fold_group, fold_chunk) as int) as fold_offset
+        from (
+            select
+                grouped.*,
+                cast(floor((dense_rank() over (partition by fold_group order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
+                row_number() over in_fold - 1 as fold_index
+            from (
+                select
+                    placed.*,
+                    case when in_remainder then 0 else tran_pos end as fold_group
+                from placed
+            ) as grouped
+            window in_fold as (partition by fold_group order by tran_pos, article, row_key)
+        ) as numbered
+    ) as located
+    window on_row as (partition by located.article, located.row_key order by located.tran_pos)
+
+),
+
+fold_input as (
+
+    {#- the remainder's transactions in queue order, each with its rows; and, passing the
+        fold by, the naive decisions of every other transaction #}
+    select
+        sort_array(collect_list(case when in_remainder then named_struct(
+            'tran_pos', tran_pos,
+            'fold_chunk', fold_chunk,
+            'subscriber', subscriber,
+            'rejected_anyway', rejected_anyway,
+            'rows', transaction_rows
+        ) end)) as transactions,
+        collect_list(case when not in_remainder then named_struct(
+            'tran_pos', tran_pos,
+            'applied', naive_applied
+        ) end) as decided_outside
+    from (
+        select
+            tran_pos,
+            subscriber,
+            in_remainder,
+            max(fold_chunk) as fold_chunk,
+            bool_and(naive_applied) as naive_applied,
+            bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
+            sort_array(collect_list(case when in_remainder then named_struct(
+                'fold_index', fold_index,
+                'source_chunk', source_chunk,
+                'source_offset', source_offset,
+                'entry_state', entry_state,
+                'expects_absent', expects_absent,
+                'expected_version', expected_version,
+                'produced_state', produced_state
+            ) end)) as transaction_rows
+        from remainder_candidates
+        group by tran_pos, subscriber, in_remainder
+    ) as transactions
+
+),
+
+fold as (
+
+    {#- The sequential reader over the remainder. The accumulator holds, per folded
+        candidate, the state it leaves and its transaction's decision, in chunks (`done`
+        plus `current`) so that a step copies one chunk, not the whole history; `cuts`
+        lists the subscribers a rejection has cut (reinit). For a transaction: the state
+        before each of its rows is its source's state (or entry_state), and it is applied
+        when every row is in the state it expects and nothing rejects it anyway.
+        `element_at(transform(array(x), name -> ...), 1)` names an intermediate value. #}
+    select aggregate(
+        transactions,
+        named_struct(
+            'done', cast(array() as array<array<{{ stored }}>>),
+            'current', cast(array() as array<{{ stored }}>),
+            'chunk', 0,
+            'cuts', cast(array() as array<string>)
+        ),
+        (acc, tx) -> element_at(transform(
+            array(if(
+                tx.fold_chunk = acc.chunk, acc,
+                named_struct(
+                    'done', concat(acc.done, array(acc.current)),
+                    'current', cast(array() as array<{{ stored }}>),
+                    'chunk', tx.fold_chunk,
+                    'cuts', acc.cuts
+                )
+            )),
+            store -> element_at(transform(
+                array(transform(tx.rows, r -> case
+                    when r.source_chunk is null then r.entry_state
+                    when r.source_chunk < size(store.done)
+                        then element_at(element_at(store.done, r.source_chunk + 1), r.source_offset + 1).state
+                    else element_at(store.current, r.source_offset + 1).state
+                end)),
+                befores -> element_at(transform(
+                    array(
+                        not tx.rejected_anyway
+                        and not array_contains(store.cuts, tx.subscriber)
+                        and forall(
+                            zip_with(tx.rows, befores, (r, before) -> case
+                                when r.expects_absent then before is null
+                                else coalesce(before = r.expected_version, false)
+                            end),
+                            matches -> matches
+                        )
+                    ),
+                    applied -> named_struct(
+                        'done', store.done,
+                        'current', concat(store.current, zip_with(tx.rows, befores, (r, before) -> named_struct(
+                            'tran_pos', tx.tran_pos,
+                            'state', if(applied, r.produced_state, before),
+                            'applied', applied
+                        ))),
+                        'chunk', store.chunk,
+                        'cuts', {% if reinit -%}
+                            if(applied, store.cuts, array_union(store.cuts, array(tx.subscriber)))
+                        {%- else -%}
+                            store.cuts
+                        {%- endif %}
+                    )
+                ), 1)
+            ), 1)
+        ), 1),
+        acc -> transform(
+            flatten(concat(acc.done, array(acc.current))),
+            folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
+        )
+    ) as folded_decisions,
+        decided_outside
+    from fold_input
 
 ),
 
 resolved as (
+
+    select distinct
+        decision.tran_pos,
+        decision.applied as is_applied
+    from fold
+    lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
+
+),
+
+{%- endif %}
+
+final as (
 
     select
         int_batch_transactions.batch_id,
@@ -55,17 +378,12 @@ resolved as (
         int_batch_transactions.row_count,
         int_batch_transactions.prejudged_outcome,
         '{{ publication.policy }}' as policy,
-        {% if publication.policy == 'subscriber_wins' -%}
-            int_batch_transactions.prejudged_outcome is null
-        {%- else -%}
-            int_batch_transactions.prejudged_outcome is null and applied.tran_pos is not null
-        {%- endif %} as is_applied
+        int_batch_transactions.prejudged_outcome is null and coalesce(resolved.is_applied, false) as is_applied
     from int_batch_transactions
-    -- applied is read by is_applied (except under subscriber_wins)
-    left join applied  -- noqa: ST11
-        on int_batch_transactions.tran_pos = applied.tran_pos
+    left join resolved
+        on int_batch_transactions.tran_pos = resolved.tran_pos
     where {{ batch_not_yet_written(batch_id) }}
 
 )
 
-select * from resolved
+select * from final

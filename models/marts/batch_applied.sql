@@ -36,10 +36,17 @@ reinit_requests as (
 
 ),
 
+changed_keys as (  -- noqa: ST03 (read by publisher_rows_sql)
+
+    select
+        article,
+        row_key
+    from publisher_changes
+
+),
+
 int_publisher_rows as (
-
-    select * from {{ ref('int_publisher_rows') }}
-
+    {{ publisher_rows_sql(qrepl_config(), 'changed_keys') }}
 ),
 
 stg_subscriptions as (

@@ -53,9 +53,9 @@ def _kill_points(spark, scenario_path: Path) -> list[tuple[int, str]]:
     labels = backend.labels
     if os.environ.get("QREPL_KILL_POINTS") == "all":
         return list(enumerate(labels, 1))
-    # CI: while the resolution creates its work tables (a killed run once left a table
-    # directory without its metastore entry there, and every later run failed on it)
-    picks = [next(i for i, label in enumerate(labels, 1) if "qrepl_resolve" in label and "reach" in label)]
+    # CI: right after the first compare-and-swap MERGE into an article table, the one point
+    # where the batch is half applied at the publisher
+    picks = [next(i for i, label in enumerate(labels, 1) if "batch_applied" in label and "merge" in label.lower())]
     return [(k, labels[k - 1]) for k in picks]
 
 

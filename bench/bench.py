@@ -1,0 +1,395 @@
+"""`make bench`: the queue reader against the floor and the obvious alternative, side by side.
+
+    QREPL_STATE_DIR=.qrepl_state/bench .venv/bin/python bench/bench.py [--sizes ...] [--markdown FILE]
+
+For every batch, in one Spark session and on identical copies of the publication:
+
+* **reader**: `qrepl run` (the dbt project, embedded target), publisher_wins;
+* **MERGE**: a bare Iceberg MERGE of the batch's net changes into a copy (the floor: no
+  conflict detection, no logs);
+* **Python fold**: the queue and the touched publisher versions collected to the driver,
+  folded in order in a Python loop (publisher_wins), the net result MERGEd, conflicts and
+  compensating commands appended (the obvious alternative). Its publisher, outcome counts and
+  conflict count are checked equal to the reader's; a difference stops the bench.
+
+Batches: typical ones mix single- and multi-row transactions (I/U/D) from 4 subscribers, 10%
+of them with a stale version, over random rows; `1k` is a small batch timed against dbt's own
+fixed cost (`dbt run` of one trivial model in this process); `hot` updates one row 100k times;
+`cascade` is a 1,000-deep cross-row cascade of two-row transactions (the first conflicts, so
+the sequential reader rejects all) among 99k independent transactions. The pathological ones
+are compared with the typical batch of equal size (100k changes, 1M rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qrepl.dbt_runner import run_queue_reader
+from qrepl.model import publication_from_dict
+from qrepl.spark import get_spark
+from qrepl.warehouse import Warehouse
+
+SCHEMA = "qrepl_bench"
+SUBSCRIBERS = 4
+PUB = {"publication": "bench", "policy": "publisher_wins",
+       "articles": [{"name": "items", "key": ["item_id"],
+                     "columns": {"item_id": "int", "qty": "int", "note": "string"}}]}
+ORDER = ("enqueued_at", "subscriber", "tran_seq", "tran_id", "command_seq")
+SIZES = {  # name: (changes, publication rows, shape)
+    "1k": (1_000, 1_000_000, "typical"),
+    "100k": (100_000, 1_000_000, "typical"),
+    "hot": (100_000, 1_000_000, "hot"),
+    "cascade": (100_000, 1_000_000, "cascade"),
+    "1M": (1_000_000, 1_000_000, "typical"),
+    "1M-10M": (1_000_000, 10_000_000, "typical"),
+}
+README_START, README_END = "<!-- bench table: written by make bench -->", "<!-- end of bench table -->"
+DEFAULT_SIZES = ["1k", "100k", "hot", "cascade", "1M", "1M-10M"]
+
+
+def version(expr: str) -> str:
+    """The publisher's starting version of row `expr`: a UUID-shaped text."""
+    return f"concat('00000000-0000-4000-8000-', lpad(cast({expr} as string), 12, '0'))"
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+# -- batches ---------------------------------------------------------------------------------
+
+def _commands_sql(shape: str, changes: int, rows: int) -> str:
+    """One row per queued command: transaction number t, command number c within it, row, op,
+    expected version. Typical: transactions of 1–3 commands on pseudo-random rows, 80% U,
+    10% D, 10% I (of new keys); every 10th transaction expects a stale version."""
+    if shape == "typical":
+        return f"""
+            with commands as (
+                select id as n, cast(id * 3 / 6 as bigint) as t_base from range({changes})
+            ),
+            shaped as (
+                -- ids 6k..6k+5 form transactions of 1, 2 and 3 commands: (6k), (6k+1, 6k+2), (6k+3..6k+5)
+                select n,
+                    case when n % 6 = 0 then n when n % 6 in (1, 2) then n - n % 6 + 1 else n - n % 6 + 3 end as t,
+                    case when n % 6 in (0, 1, 3) then 1 when n % 6 in (2, 4) then 2 else 3 end as c
+                from commands
+            )
+            select t, c,
+                case when pmod(hash(n, 7), 10) = 0 then 'I' when pmod(hash(n, 7), 10) = 1 then 'D' else 'U' end as op,
+                case when pmod(hash(n, 7), 10) = 0 then {rows} + n else pmod(hash(n, 11), {rows}) end as item,
+                pmod(hash(t, 13), 10) = 0 as stale
+            from shaped
+        """
+    if shape == "hot":
+        # every subscriber updates row 0 over and over, each update expecting its own previous one
+        return f"""
+            select id as t, 1 as c, 'U' as op, 0 as item, false as stale,
+                case when id < {SUBSCRIBERS} then null else id - {SUBSCRIBERS} end as follows
+            from range({changes})
+        """
+    # cascade: every 99th transaction is a link (rows 2i, 2i+1 ... chained through the previous
+    # link's second row); the others are independent single-row updates
+    links = 1000
+    return f"""
+        with transactions as (
+            select id as t, id % 99 = 0 and id / 99 < {links} as is_link, cast(id / 99 as bigint) as link
+            from range({changes - links})
+        )
+        select t, 1 as c, 'U' as op,
+            case when is_link then {rows} - 1 - link else pmod(hash(t, 11), {rows} - {links} - 1) end as item,
+            is_link and link = 0 as stale, cast(null as bigint) as follows
+        from transactions
+        union all
+        select t, 2 as c, 'U' as op, {rows} - 2 - link as item, false as stale, cast(null as bigint) as follows
+        from transactions where is_link
+    """
+
+
+def load_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int) -> None:
+    """The publication (rows 0..rows-1, qty 0) and the queue of one batch."""
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict(PUB))
+    wh.add_subscriptions([f"s{s}" for s in range(SUBSCRIBERS)])
+    spark.sql(f"insert into {wh.table('items')} select cast(id as int), 0, concat('row ', id), {version('id')} "
+              f"from range({rows})")
+    commands = spark.sql(_commands_sql(shape, changes, rows))
+    commands.createOrReplaceTempView("bench_commands")
+    if shape == "hot":
+        old = f"case when follows is null then {version('0')} else concat('11111111-0000-4000-8000-', " \
+              f"lpad(cast(follows as string), 12, '0')) end"
+        new = "concat('11111111-0000-4000-8000-', lpad(cast(t as string), 12, '0'))"
+    elif shape == "cascade":
+        # a link's first row expects what the previous link wrote there; its second row the root
+        old = f"""case when stale then concat('ffffffff-0000-4000-8000-', lpad(cast(t as string), 12, '0'))
+            when c = 1 and item >= {rows} - 1 - 1000 and t >= 99 and t % 99 = 0
+                then concat('22222222-0000-4000-8000-', lpad(cast(t - 99 as string), 12, '0'))
+            else {version('item')} end"""
+        new = "case when c = 2 then concat('22222222-0000-4000-8000-', lpad(cast(t as string), 12, '0')) " \
+              "else uuid() end"
+    else:
+        old = f"""case when op = 'I' then null
+            when stale then concat('ffffffff-0000-4000-8000-', lpad(cast(t as string), 12, '0'))
+            else {version('item')} end"""
+        new = "case when op = 'D' then null else uuid() end"
+    spark.sql(f"""
+        select concat('s', cast(t % {SUBSCRIBERS} as string)) as subscriber, 0 as generation,
+            concat('t', cast(t as string)) as tran_id, t as tran_seq, c as command_seq,
+            'items' as article, op,
+            concat('{{"item_id":', cast(item as string), '}}') as row_key,
+            {old} as old_version, {new} as new_version,
+            case when op = 'D' then null
+                else concat('{{"item_id":', cast(item as string), ',"note":"changed by t', cast(t as string),
+                    '","qty":', cast(c as string), '}}') end as new_row,
+            cast(null as string) as old_row,
+            timestamp'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, t / 1000000.0) as enqueued_at
+        from bench_commands
+    """).writeTo(wh.table("replication_queue")).append()
+    for copy in ("items_merge", "items_fold"):
+        spark.sql(f"create table {wh.schema}.{copy} using iceberg tblproperties ('format-version'='2', "
+                  f"'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+                  f"'write.update.mode'='merge-on-read') as select * from {wh.table('items')}")
+
+
+# -- the three contenders --------------------------------------------------------------------
+
+def bare_merge(spark, wh: Warehouse) -> None:
+    """The floor: the batch's last command per row MERGEd into a copy, nothing checked."""
+    spark.sql(f"""
+        merge into {wh.schema}.items_merge as target
+        using (
+            select * from (
+                select op, from_json(new_row, 'item_id INT, qty INT, note STRING') as r, new_version,
+                    cast(get_json_object(row_key, '$.item_id') as int) as item_id,
+                    row_number() over (partition by row_key order by {', '.join(o + ' desc' for o in ORDER)}) as newest
+                from {wh.table('replication_queue')}
+            ) where newest = 1
+        ) as source
+        on target.item_id = source.item_id
+        when matched and source.op = 'D' then delete
+        when matched then update set target.qty = source.r.qty, target.note = source.r.note,
+            target.msrepl_tran_version = source.new_version
+        when not matched and source.op <> 'D' then insert (item_id, qty, note, msrepl_tran_version)
+            values (source.r.item_id, source.r.qty, source.r.note, source.new_version)
+    """)
+
+
+def python_fold(spark, wh: Warehouse) -> dict:
+    """The obvious alternative: collect, fold in a Python loop, MERGE the net result."""
+    queue = spark.sql(f"select subscriber, tran_id, command_seq, op, row_key, old_version, new_version, new_row "
+                      f"from {wh.table('replication_queue')} order by {', '.join(ORDER)}").collect()
+    spark.sql(f"select distinct row_key from {wh.table('replication_queue')}").createOrReplaceTempView("fold_keys")
+    touched = spark.sql(f"""
+        select fold_keys.row_key, items.msrepl_tran_version, to_json(named_struct('item_id', items.item_id,
+            'note', items.note, 'qty', items.qty)) as row_json
+        from {wh.schema}.items_fold as items
+        inner join fold_keys on fold_keys.row_key = concat('{{"item_id":', cast(items.item_id as string), '}}')
+    """).collect()
+    state = {r.row_key: (r.msrepl_tran_version, r.row_json) for r in touched}  # absent key: no row
+    transactions: dict[tuple, list] = {}
+    for q in queue:
+        transactions.setdefault((q.subscriber, q.tran_id), []).append(q)
+    changed: dict[str, tuple | None] = {}
+    conflicts, compensations = [], []
+    counts = {"applied": 0, "rejected": 0}
+    for (subscriber, tran_id), cmds in transactions.items():
+        overlay: dict[str, tuple | None] = {}
+        found = []
+        for cmd in cmds:
+            current = overlay[cmd.row_key] if cmd.row_key in overlay else state.get(cmd.row_key)
+            if cmd.op == "I":
+                kind = "insert_exists" if current is not None else None
+            elif current is None:
+                kind = "update_missing" if cmd.op == "U" else "delete_missing"
+            elif current[0] != cmd.old_version:
+                kind = "update_update" if cmd.op == "U" else "delete_update"
+            else:
+                kind = None
+            if kind:
+                found.append((subscriber, tran_id, cmd.command_seq, cmd.row_key, kind,
+                              current[1] if current else None, cmd.new_row))
+            overlay[cmd.row_key] = None if cmd.op == "D" else (cmd.new_version, cmd.new_row)
+        if found:
+            counts["rejected"] += 1
+            conflicts.extend(found)
+            for key in overlay:
+                current = state.get(key)
+                compensations.append((subscriber, tran_id, key, "upsert" if current else "delete",
+                                      current[1] if current else None))
+        else:
+            counts["applied"] += 1
+            state.update(overlay)
+            changed.update(overlay)
+    net = [(key, None if v is None else v[0], None if v is None else v[1]) for key, v in changed.items()]
+    spark.createDataFrame(net, "row_key string, version string, row_json string").createOrReplaceTempView("fold_net")
+    spark.sql(f"""
+        merge into {wh.schema}.items_fold as target
+        using (select cast(get_json_object(row_key, '$.item_id') as int) as item_id, version,
+                   from_json(row_json, 'item_id INT, qty INT, note STRING') as r from fold_net) as source
+        on target.item_id = source.item_id
+        when matched and source.version is null then delete
+        when matched then update set target.qty = source.r.qty, target.note = source.r.note,
+            target.msrepl_tran_version = source.version
+        when not matched and source.version is not null then insert (item_id, qty, note, msrepl_tran_version)
+            values (source.r.item_id, source.r.qty, source.r.note, source.version)
+    """)
+    spark.createDataFrame(conflicts, "subscriber string, tran_id string, command_seq int, row_key string, "
+                          "conflict_type string, publisher_row string, subscriber_row string") \
+        .write.format("iceberg").mode("append").saveAsTable(f"{wh.schema}.fold_conflicts")
+    spark.createDataFrame(compensations, "subscriber string, tran_id string, row_key string, op string, "
+                          "row_json string").write.format("iceberg").mode("append") \
+        .saveAsTable(f"{wh.schema}.fold_compensations")
+    return {**counts, "conflicts": len(conflicts), "compensations": len(compensations)}
+
+
+def check_equal(spark, wh: Warehouse, fold: dict) -> None:
+    """The reader's publisher, outcome counts and conflict count equal the Python fold's."""
+    diff = spark.sql(f"""
+        select count(*) from (
+            (select item_id, qty, note, msrepl_tran_version from {wh.table('items')}
+             except all select item_id, qty, note, msrepl_tran_version from {wh.schema}.items_fold)
+            union all
+            (select item_id, qty, note, msrepl_tran_version from {wh.schema}.items_fold
+             except all select item_id, qty, note, msrepl_tran_version from {wh.table('items')}))
+    """).collect()[0][0]
+    outcomes = {r.outcome: r.n for r in spark.sql(
+        f"select outcome, count(*) as n from {wh.table('transaction_outcomes')} group by outcome").collect()}
+    reader = {"applied": outcomes.get("applied", 0), "rejected": outcomes.get("rejected", 0),
+              "conflicts": spark.table(wh.table("conflicts")).count(),
+              "compensations": spark.table(wh.table("compensating_commands")).count()}
+    expected = {k: fold[k] for k in reader}
+    if diff or reader != expected:
+        sys.exit(f"bench: the reader and the Python fold disagree: {diff} publisher rows differ; "
+                 f"reader {reader}, fold {expected}")
+
+
+# -- dbt's own fixed cost --------------------------------------------------------------------
+
+TRIVIAL_PROJECT = {
+    "dbt_project.yml": "name: trivial\nversion: '1.0.0'\nconfig-version: 2\nprofile: trivial\n"
+                       "flags:\n  send_anonymous_usage_stats: false\n",
+    "profiles.yml": f"trivial:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
+                    f"      host: NA\n      schema: {SCHEMA}_trivial\n      threads: 1\n",
+    "models/one.sql": "{{ config(materialized='table', file_format='iceberg') }}\nselect 1 as one\n",
+}
+
+
+def dbt_fixed_cost() -> float:
+    """Seconds of `dbt run` of one trivial model (an Iceberg table of one row), in this process."""
+    from dbt.cli.main import dbtRunner
+
+    project = Path(tempfile.mkdtemp(prefix="qrepl-trivial-"))
+    for name, text in TRIVIAL_PROJECT.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    args = ["--quiet", "run", "--project-dir", str(project), "--profiles-dir", str(project)]
+    dbtRunner().invoke(args)  # parse once, as the reader's project is parsed before its timed run
+    t0 = time.perf_counter()
+    res = dbtRunner().invoke(args)
+    if not res.success:
+        sys.exit("bench: the trivial dbt run failed")
+    return time.perf_counter() - t0
+
+
+# -- the table ------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    name: str
+    changes: int
+    rows: int
+    shape: str
+    reader: float
+    merge: float
+    fold: float
+    transactions: int = 0
+    conflicts: int = 0
+    models: dict = field(default_factory=dict)
+
+
+def measure(spark, name: str, warm: bool) -> Result:
+    changes, rows, shape = SIZES[name]
+    wh = Warehouse(spark, SCHEMA)
+    say(f"[{name}] loading {rows:,} publisher rows and {changes:,} queued changes ({shape}) ...")
+    load_batch(spark, wh, shape, changes, rows)
+    if warm:  # the first dbt invocation of a process parses the project: not part of any batch
+        say(f"[{name}] parsing the dbt project once ...")
+        from qrepl.dbt_runner import dbt_invoke
+        dbt_invoke(["parse"], SCHEMA)
+    say(f"[{name}] bare MERGE ...")
+    t0 = time.perf_counter()
+    bare_merge(spark, wh)
+    merge_s = time.perf_counter() - t0
+    say(f"[{name}] Python fold ...")
+    t0 = time.perf_counter()
+    fold = python_fold(spark, wh)
+    fold_s = time.perf_counter() - t0
+    say(f"[{name}] queue reader ...")
+    t0 = time.perf_counter()
+    res = run_queue_reader(SCHEMA)
+    reader_s = time.perf_counter() - t0
+    check_equal(spark, wh, fold)
+    models = {r.node.name: round(r.execution_time, 1) for r in res.result.results}
+    history = spark.sql(f"select * from {wh.table('queue_reader_history')} order by batch_id desc").first()
+    result = Result(name, changes, rows, shape, reader_s, merge_s, fold_s,
+                    history.transactions_processed, history.conflicts, models)
+    say(f"[{name}] reader {reader_s:.1f} s, MERGE {merge_s:.1f} s, Python fold {fold_s:.1f} s "
+        f"({result.transactions:,} transactions, {result.conflicts:,} conflicts; results equal)")
+    return result
+
+
+def table(results: list[Result], fixed: float | None) -> str:
+    by = {r.name: r for r in results}
+    lines = ["| batch | changes | publication rows | reader | bare MERGE | Python fold | reader / MERGE | "
+             "reader / fold | other ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        other = ""
+        if r.name == "1k" and fixed:
+            other = f"{r.reader / fixed:.2f}× dbt's fixed cost ({fixed:.1f} s)"
+        elif r.shape in ("hot", "cascade") and "100k" in by:
+            other = f"{r.reader / by['100k'].reader:.2f}× the typical 100k batch"
+        elif r.name == "1M-10M" and "1M" in by:
+            other = f"{r.reader / by['1M'].reader:.2f}× the (1M, 1M) batch"
+        lines.append(f"| {r.name} ({r.shape}) | {r.changes:,} | {r.rows:,} | {r.reader:.1f} s | {r.merge:.1f} s | "
+                     f"{r.fold:.1f} s | {r.reader / r.merge:.2f}× | {r.reader / r.fold:.2f}× | {other} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Queue reader vs bare MERGE vs Python fold, side by side "
+                                 "(prints a markdown table of times and ratios).")
+    ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=DEFAULT_SIZES,
+                    help=f"batches to run (default: all: {' '.join(DEFAULT_SIZES)})")
+    ap.add_argument("--markdown", type=Path, help="also write the table (and per-model times) to this file")
+    ap.add_argument("--readme", type=Path, help="replace the table between the bench markers of this file")
+    args = ap.parse_args()
+    os.environ.setdefault("QREPL_BATCH_TIME", "")
+    spark = get_spark()
+    fixed = None
+    if "1k" in args.sizes:
+        say("dbt's own fixed cost: `dbt run` of one trivial model ...")
+        fixed = dbt_fixed_cost()
+        say(f"dbt's own fixed cost: {fixed:.1f} s")
+    results = [measure(spark, name, warm=i == 0) for i, name in enumerate(args.sizes)]
+    out = table(results, fixed)
+    per_model = {r.name: r.models for r in results}
+    say("\n" + out)
+    say("\nper model (s): " + json.dumps(per_model))
+    if args.readme:
+        text = args.readme.read_text()
+        start, end = text.index(README_START) + len(README_START), text.index(README_END)
+        args.readme.write_text(text[:start] + "\n" + out + "\n" + text[end:])
+    if args.markdown:
+        args.markdown.write_text(out + "\n\nPer model (seconds):\n\n```\n" + json.dumps(per_model, indent=1)
+                                 + "\n```\n")
+
+
+if __name__ == "__main__":
+    main()
