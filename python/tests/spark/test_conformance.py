@@ -157,6 +157,64 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
     return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds}
 
 
+@st.composite
+def coupled_workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
+    """Deep cascades and large coupled groups: 1–3 offline subscribers each make a chain of
+    multi-row transactions over a few shared rows, every one expecting the subscriber's own
+    last write (or what it saw at the start), so one early conflict can reject a long chain,
+    and chains of different subscribers couple through the shared rows. One run."""
+    subscribers = [f"p{part}s{i}" for i in range(1, _many(draw, 1, 3) + 1)]
+    article = articles[0]
+    serial = [0]
+
+    def fresh() -> str:
+        serial[0] += 1
+        return str(uuid.UUID(int=(part << 96) | (serial[0] << 32) | draw(st.integers(0, 2**32 - 1))))
+
+    def key_row(k: int) -> dict:
+        return {col: (part * 100 + k + i if article["columns"][col] != "string" else f"p{part}k{k}_{i}")
+                for i, col in enumerate(article["key"])}
+
+    def full_row(k: int) -> dict:
+        row = key_row(k)
+        for col, typ in article["columns"].items():
+            if col not in row:
+                row[col] = _value(draw, typ)
+        return row
+
+    width = _many(draw, 2, 6)
+    start = {k: fresh() for k in range(width) if draw(st.integers(0, 5))}
+    views = {s: dict(start) for s in subscribers}  # each subscriber's offline view: version or absent
+    transactions = []
+    for t in range(_many(draw, 4, 30)):
+        subscriber = draw(st.sampled_from(subscribers))
+        view = views[subscriber]
+        first = draw(st.integers(0, width - 1))
+        rows = sorted({first, (first + 1) % width} | ({draw(st.integers(0, width - 1))} if draw(st.booleans()) else set()))
+        commands = []
+        for k in rows:
+            stale = t == 0 and draw(st.booleans())
+            if k not in view:
+                new = fresh()
+                commands.append({"article": article["name"], "op": "I", "old_version": None, "new_version": new,
+                                 "row": full_row(k)})
+                view[k] = new
+            elif draw(st.integers(0, 6)) == 0:
+                commands.append({"article": article["name"], "op": "D", "key": key_row(k),
+                                 "old_version": fresh() if stale else view[k], "new_version": None})
+                del view[k]
+            else:
+                new = fresh()
+                commands.append({"article": article["name"], "op": "U", "row": full_row(k),
+                                 "old_version": fresh() if stale else view[k], "new_version": new})
+                view[k] = new
+        transactions.append({"subscriber": subscriber, "tran_id": f"p{part}c{t}", "commands": commands})
+    publisher = {a["name"]: [] for a in articles}
+    publisher[article["name"]] = [{**full_row(k), "msrepl_tran_version": v} for k, v in start.items()]
+    return {"subscribers": subscribers, "publisher": publisher,
+            "rounds": [{"changes": [], "transactions": transactions, "reinit": []}]}
+
+
 def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
     """The replay scenario running `parts` side by side: round r of every part before run r."""
     publisher = {a["name"]: [row for p in parts for row in p["publisher"][a["name"]]] for a in articles}
@@ -172,9 +230,9 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
 
 
 @st.composite
-def packs(draw, policy: str, size: int) -> tuple[list[dict], list[dict]]:
+def packs(draw, policy: str, size: int, shape=workloads) -> tuple[list[dict], list[dict]]:
     articles = draw(publications())
-    return articles, [draw(workloads(policy, articles, j)) for j in range(size)]
+    return articles, [draw(shape(policy, articles, j)) for j in range(size)]
 
 
 def _outputs(data: dict, backend_class) -> dict:
@@ -217,6 +275,23 @@ def test_generated_workloads_match_reference(spark, policy):
     @settings(max_examples=math.ceil(EXAMPLES / size), deadline=None, derandomize=os.environ.get("CI") == "true",
               database=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
     @given(packs(policy, size))
+    def check(pack):
+        _check(policy, *pack)
+
+    check()
+
+
+@pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit"])
+def test_cascades_and_coupled_groups_match_reference(spark, policy):
+    """Deep cascades of dependent multi-row transactions from offline subscribers sharing
+    rows (coupled_workloads): the fold of the resolution's remainder == the reference.
+    QREPL_CONFORMANCE_COUPLED workloads per policy (default 20, one pack)."""
+    examples = int(os.environ.get("QREPL_CONFORMANCE_COUPLED", "20"))
+    size = min(PACK, examples)
+
+    @settings(max_examples=math.ceil(examples / size), deadline=None, derandomize=os.environ.get("CI") == "true",
+              database=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+    @given(packs(policy, size, coupled_workloads))
     def check(pack):
         _check(policy, *pack)
 
