@@ -192,10 +192,11 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from .service import list_conflicts
+    from .service import immediate_stats, list_conflicts, warehouse
     from .viewer import render_viewer
 
-    _echo(str(render_viewer(list_conflicts(_schema()), out_dir)))
+    immediate = sorted(immediate_stats(warehouse(_schema())).values(), key=lambda s: s["subscriber"])
+    _echo(str(render_viewer(list_conflicts(_schema()), out_dir, immediate=immediate)))
 
 
 @main.command()
@@ -322,18 +323,44 @@ def subscription() -> None:
 
 @subscription.command("add")
 @click.argument("subscriber")
-def subscription_add(subscriber) -> None:
+@click.option("--mode", "update_mode", default="queued", show_default=True, metavar="MODE",
+              help="Update mode: queued, immediate, failover, queued_failover or read_only "
+                   "(SQL Server's 'queued tran', 'sync tran', 'queued failover', 'read only' too).")
+def subscription_add(subscriber, update_mode) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
-    finishes a subscription whose snapshot was never completed.
+    finishes a subscription whose snapshot was never completed. See docs/update-modes.md
+    for the update modes.
 
     \b
     Example:
       qrepl subscription add north
+      qrepl subscription add south --mode immediate
     """
+    from .model import normalize_update_mode
     from .service import add_subscription
 
-    add_subscription(_schema(), subscriber, echo=_echo)
-    _echo(f"subscribed {subscriber}")
+    mode = normalize_update_mode(update_mode)
+    add_subscription(_schema(), subscriber, echo=_echo, update_mode=mode)
+    _echo(f"subscribed {subscriber} ({mode})")
+
+
+@subscription.command("set-mode")
+@click.argument("subscriber")
+@click.argument("mode", type=click.Choice(["queued", "immediate"]))
+def subscription_set_mode(subscriber, mode) -> None:
+    """Switch a failover or queued_failover subscription between queued and immediate
+    updating. To immediate only once the queue reader has applied all of the subscriber's
+    queued commands and has run once since its initialization.
+
+    \b
+    Example:
+      qrepl subscription set-mode south queued      # the publisher is unreachable
+      qrepl run && qrepl subscription set-mode south immediate
+    """
+    from .service import set_mode
+
+    sub = set_mode(_schema(), subscriber, mode)
+    _echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
 
 
 @subscription.command("reinit")
@@ -354,7 +381,7 @@ def subscription_reinit(subscriber) -> None:
 
 @subscription.command("list")
 def subscription_list() -> None:
-    """List subscriptions with status and generation.
+    """List subscriptions with status, generation and update mode.
 
     \b
     Example:
@@ -363,7 +390,7 @@ def subscription_list() -> None:
     from .service import warehouse
 
     for s in warehouse(_schema()).subscriptions():
-        _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}"
+        _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
 
 
@@ -432,7 +459,8 @@ def maintain() -> None:
 
 @main.command()
 def status() -> None:
-    """Queue depth per subscriber, pending reinitializations, last run, conflicts per subscriber.
+    """Queue depth per subscriber, update mode, pending reinitializations, last run, conflicts
+    per subscriber, and the rejected share of immediate transactions.
 
     \b
     Example:
@@ -478,6 +506,12 @@ def _conflict_detail(c: dict) -> list[str]:
     return lines
 
 
+def _mode(s: dict) -> str:
+    """`mode queued`, or for a failover subscription `mode failover (now queued)`."""
+    now = f" (now {s['current_mode']})" if s["update_mode"] in ("failover", "queued_failover") else ""
+    return f"mode {s['update_mode']}{now}"
+
+
 def _cell(value: Any) -> str:
     return "null" if value is None else str(value)
 
@@ -487,8 +521,13 @@ def _status_lines(report: dict) -> list[str]:
     lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
     for s in report["subscriptions"]:
         per_article = ", ".join(f"{a}: {n}" for a, n in s["conflicts"].items())
-        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  "
+        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}  "
                      f"queued commands {s['queued_commands']}  conflicts {per_article or 0}")
+        imm = s.get("immediate")
+        if imm:
+            lines.append(f"  {'':<12} immediate transactions {imm['transactions']}, rejected {imm['rejected']} "
+                         f"({imm['rejected_rate']:.0%})"
+                         + (f", last at {imm['last_rejected_at']}" if imm["last_rejected_at"] else ""))
     h = report["last_run"]
     if h is not None:
         kept = h.get("publisher_rows_kept") or 0

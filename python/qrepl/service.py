@@ -163,6 +163,23 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
     return before - wh.spark.table(wh.table("conflicts")).count()
 
 
+def immediate_stats(wh) -> dict[str, dict[str, Any]]:
+    """Per subscriber: immediate transactions decided at the publisher, how many were
+    rejected, the rejected share, and the last rejection's time."""
+    if not wh.exists("immediate_transactions"):
+        return {}
+    from pyspark.sql import functions as F
+
+    rows = wh.spark.table(wh.table("immediate_transactions")).groupBy("subscriber").agg(
+        F.count("*").alias("transactions"),
+        F.sum(F.when(F.col("outcome") == "rejected", 1).otherwise(0)).alias("rejected"),
+        F.max(F.when(F.col("outcome") == "rejected", F.col("decided_at"))).alias("last_rejected_at"),
+    ).collect()
+    return {r["subscriber"]: {"subscriber": r["subscriber"], "transactions": r["transactions"],
+                              "rejected": r["rejected"], "rejected_rate": r["rejected"] / r["transactions"],
+                              "last_rejected_at": r["last_rejected_at"]} for r in rows}
+
+
 def status(schema: str | None) -> dict[str, Any]:
     """The publication, each subscription with its queue depth and conflicts per article, the
     last run (a queue_reader_history row) and the run lock's holder, if any."""
@@ -177,8 +194,10 @@ def status(schema: str | None) -> dict[str, Any]:
     if wh.exists("conflicts"):
         for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
+    immediate = immediate_stats(wh)
     subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
-                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items()))}
+                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
+                      "immediate": immediate.get(s["subscriber"])}
                      for s in wh.subscriptions()]
     last_run = None
     if wh.exists("queue_reader_history"):

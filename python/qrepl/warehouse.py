@@ -89,6 +89,8 @@ class Warehouse:
         self._create("subscriptions", SUBSCRIPTIONS_SCHEMA)
         self._create("qrepl_publication", PUBLICATION_SCHEMA)
         self._create("qrepl_articles", ARTICLES_SCHEMA)
+        self._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
+        self._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
         self.ensure_subscription_columns()
 
     def ensure_subscription_columns(self) -> None:

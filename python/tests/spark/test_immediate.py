@@ -280,3 +280,39 @@ def test_the_reference_agrees_with_spark(wh):
         ref_rows = sorted((article, str(sorted((k, str(v)) for k, v in r.items())))
                           for r in ref.publisher[article].values())
         assert spark_rows == ref_rows
+
+
+def test_cli_modes_refusals_and_rejection_rate(wh, tmp_path):
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+
+    cli = CliRunner()
+
+    def qrepl(*args):
+        return cli.invoke(main, [*args, "--schema", SCHEMA])
+
+    result = qrepl("subscription", "add", "south", "--mode", "queued failover")
+    assert result.exit_code == 0 and "subscribed south (queued_failover)" in result.output
+    result = qrepl("subscription", "add", "west", "--mode", "merge")
+    assert result.exit_code == 1 and result.output.count("\n") == 1 and "unknown update mode 'merge'" in result.output
+    result = qrepl("subscription", "set-mode", "south", "immediate")
+    assert result.exit_code == 1 and result.output.count("\n") == 1
+    assert "the queue reader has not run since subscriber south was initialized" in result.output
+    result = qrepl("subscription", "set-mode", "imm", "queued")
+    assert result.exit_code == 1 and "only failover and queued_failover" in result.output
+
+    local_write(wh, 1, "Paris")
+    with pytest.raises(ConflictError), Subscriber(wh, "imm").transaction() as t:
+        t.update("customers", {"customer_id": 1}, {"city": "Oslo"})
+    with Subscriber(wh, "imm").transaction() as t:
+        t.update("customers", {"customer_id": 2}, {"city": "Oslo"})
+
+    listing = qrepl("subscription", "list").output
+    assert "imm          active          generation 0  mode immediate" in listing
+    assert "south        active          generation 0  mode queued_failover (now queued)" in listing
+    status = qrepl("status").output
+    assert "immediate transactions 2, rejected 1 (50%)" in status
+    page = (tmp_path / "index.html")
+    assert qrepl("viewer", "--out", str(tmp_path)).exit_code == 0
+    assert "<td>imm</td><td>2</td><td>1</td><td>50%</td>" in page.read_text()
