@@ -218,6 +218,46 @@ def replay(scenarios, out_dir, policy, reference) -> None:
         _echo(f"wrote {path}")
 
 
+@main.command()
+@click.option("--policy", "policies", multiple=True, metavar="POLICY",
+              help="A policy to compare with the publication's own (repeatable; also 'pub wins', ...). "
+                   "Default: all three.")
+@click.option("--batches", default=None, metavar="N..M",
+              help="Batches to replay (default: all finished ones); 'N' alone is N..newest.")
+@click.option("--reference", is_flag=True, help="Replay on the sequential reference instead of Spark + dbt.")
+def whatif(policies, batches, reference) -> None:
+    """Replay the transactions of past batches under other policies, side by side.
+
+    Starts from the publisher as it was when batch N started (Iceberg time travel), replays
+    in a scratch schema (<schema>_whatif, dropped afterwards) and never writes the live
+    publication. The publication's own policy is replayed too, as the baseline (marked *).
+
+    \b
+    Example:
+      qrepl whatif --schema qrepl_demo
+      qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
+    """
+    from .model import POLICIES
+    from .service import warehouse
+    from .whatif import whatif as do_whatif
+    from .whatif import whatif_table
+
+    first, last = _batch_range(batches)
+    wh = warehouse(_schema())
+    results = do_whatif(wh, list(policies) or list(POLICIES), first, last, reference, progress=_echo)
+    for line in whatif_table(results, wh.require_publication().policy):
+        _echo(line)
+
+
+def _batch_range(text: str | None) -> tuple[int, int | None]:
+    if text is None:
+        return 1, None
+    first, sep, last = text.partition("..")
+    if not first.isdigit() or (sep and not last.isdigit()):
+        raise ConfigError(f"--batches must be N..M or N (whole numbers), got {text!r}")
+    return int(first), (int(last) if sep else None)
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def dbt(dbt_args) -> None:
