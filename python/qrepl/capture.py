@@ -8,12 +8,13 @@ subscription, never from the change data.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from .immediate import apply_at_publisher
+from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
 from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row
 from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
@@ -69,8 +70,14 @@ class Transaction:
 class Subscriber:
     """Capture API of one subscription: `with sub.transaction() as t: t.update(...)`."""
 
-    def __init__(self, warehouse: Warehouse, name: str) -> None:
+    def __init__(self, warehouse: Warehouse, name: str, fallback_to_queue: bool | None = None) -> None:
+        """`fallback_to_queue` (default: env QREPL_IMMEDIATE_FALLBACK=1, else off): a failover
+        subscription whose publisher cannot be reached switches to queued by itself and
+        queues the transaction instead of failing (reported by `qrepl status`)."""
         self.warehouse = warehouse
+        if fallback_to_queue is None:
+            fallback_to_queue = os.environ.get("QREPL_IMMEDIATE_FALLBACK", "") == "1"
+        self.fallback_to_queue = fallback_to_queue
         self.name = check_identifier(name, "subscriber")
         if warehouse.subscription(name) is None:
             raise ConfigError(f"no subscription for subscriber {name}: run `qrepl subscription add {name}` first")
@@ -94,11 +101,19 @@ class Subscriber:
         # produce the same id (which would quarantine both as duplicates)
         tran_id = tran_id or f"{self.name}-{seq}-{uuid.uuid4().hex[:8]}"
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        if sub["current_mode"] == "immediate":
+        queued = sub["current_mode"] != "immediate"
+        if not queued:
             # the publisher commit is the commit point; the replica follows it
-            apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
-            point = "immediate.replica"
-        else:
+            try:
+                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
+                point = "immediate.replica"
+            except PublisherUnreachable:
+                if not (self.fallback_to_queue and sub["update_mode"] in ("failover", "queued_failover")):
+                    raise
+                self.warehouse.set_current_mode(self.name, "queued")
+                record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
+                queued = True
+        if queued:
             rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
                      "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
             # the queue append is the commit point; the replica follows it

@@ -564,7 +564,10 @@ def _status_lines(report: dict) -> list[str]:
         lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}  "
                      f"queued commands {s['queued_commands']}  conflicts {per_article or 0}")
         imm = s.get("immediate")
-        if imm:
+        if imm and imm["last_fallback_at"] and s["current_mode"] == "queued":
+            lines.append(f"  {'':<12} fell back to queued automatically at {imm['last_fallback_at']} (publisher "
+                         f"unreachable); after a run: qrepl subscription set-mode {s['subscriber']} immediate")
+        if imm and imm["transactions"]:
             lines.append(f"  {'':<12} immediate transactions {imm['transactions']}, rejected {imm['rejected']} "
                          f"({imm['rejected_rate']:.0%})"
                          + (f", last at {imm['last_rejected_at']}" if imm["last_rejected_at"] else ""))

@@ -165,6 +165,16 @@ def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
     wh.spark.catalog.dropTempView(view)
 
 
+class PublisherUnreachable(RuntimeError):
+    """The publisher's tables could not be read or written and nothing of the transaction was
+    committed there (a failover subscription may then queue it, see capture.Subscriber)."""
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def is_refused_commit(exc: Exception) -> bool:
     """The compare-and-swap failed (a row moved) or Iceberg refused the commit (a concurrent writer)."""
     text = str(exc)
@@ -178,7 +188,10 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
     changes = row_changes(commands, pending)
     articles = [a for a in wh.require_publication().articles if any(c.article == a.name for c in changes)]
     for attempt in range(1, ATTEMPTS + 1):
-        mismatches, before = find_mismatches(wh, subscriber, tran_id, changes, at)
+        try:
+            mismatches, before = find_mismatches(wh, subscriber, tran_id, changes, at)
+        except Exception as exc:
+            raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
         if mismatches:
             record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
             raise ConflictError(subscriber, tran_id, mismatches)
@@ -189,6 +202,8 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
                 done.append(article)
         except Exception as exc:
             if not is_refused_commit(exc):
+                if not done:
+                    raise PublisherUnreachable(f"the publisher cannot be written: {_first_line(exc)}") from exc
                 raise
             for article in reversed(done):
                 _undo_article(wh, article, [c for c in changes if c.article == article.name], before)

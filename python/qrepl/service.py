@@ -165,19 +165,23 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
 
 def immediate_stats(wh) -> dict[str, dict[str, Any]]:
     """Per subscriber: immediate transactions decided at the publisher, how many were
-    rejected, the rejected share, and the last rejection's time."""
+    rejected, the rejected share, the last rejection's time, and the last automatic fallback
+    to the queue (publisher unreachable)."""
     if not wh.exists("immediate_transactions"):
         return {}
     from pyspark.sql import functions as F
 
+    decided = F.col("outcome").isin("applied", "rejected")
     rows = wh.spark.table(wh.table("immediate_transactions")).groupBy("subscriber").agg(
-        F.count("*").alias("transactions"),
+        F.sum(F.when(decided, 1).otherwise(0)).alias("transactions"),
         F.sum(F.when(F.col("outcome") == "rejected", 1).otherwise(0)).alias("rejected"),
         F.max(F.when(F.col("outcome") == "rejected", F.col("decided_at"))).alias("last_rejected_at"),
+        F.max(F.when(F.col("outcome") == "fallback", F.col("decided_at"))).alias("last_fallback_at"),
     ).collect()
     return {r["subscriber"]: {"subscriber": r["subscriber"], "transactions": r["transactions"],
-                              "rejected": r["rejected"], "rejected_rate": r["rejected"] / r["transactions"],
-                              "last_rejected_at": r["last_rejected_at"]} for r in rows}
+                              "rejected": r["rejected"], "rejected_rate": r["rejected"] / max(r["transactions"], 1),
+                              "last_rejected_at": r["last_rejected_at"], "last_fallback_at": r["last_fallback_at"]}
+            for r in rows}
 
 
 def status(schema: str | None) -> dict[str, Any]:

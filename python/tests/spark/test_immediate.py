@@ -316,3 +316,40 @@ def test_cli_modes_refusals_and_rejection_rate(wh, tmp_path):
     page = (tmp_path / "index.html")
     assert qrepl("viewer", "--out", str(tmp_path)).exit_code == 0
     assert "<td>imm</td><td>2</td><td>1</td><td>50%</td>" in page.read_text()
+
+
+def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
+    """Off by default (the application gets the error); on, a failover subscription whose
+    publisher tables cannot be reached queues the transaction, switches to queued and says
+    so in status; it switches back by hand after a run, as in SQL Server."""
+    import os
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+    from qrepl.immediate import PublisherUnreachable
+
+    add_subscription(SCHEMA, "fo", update_mode="failover", **QUIET)
+    location = wh.spark.sql(f"describe table extended {SCHEMA}.customers").where("col_name = 'Location'").first()
+    metadata = Path(location.data_type.removeprefix("file:")) / "metadata"
+    os.rename(metadata, metadata.with_name("metadata.away"))  # the publisher's table is gone for now
+    try:
+        with pytest.raises(PublisherUnreachable, match="the publisher cannot be read"), \
+                Subscriber(wh, "fo").transaction() as t:
+            t.update("customers", {"customer_id": 1}, {"city": "offline"})
+        assert wh.rows_of("replication_queue") == [] and wh.subscription("fo")["current_mode"] == "immediate"
+        with Subscriber(wh, "fo", fallback_to_queue=True).transaction() as t:
+            t.update("customers", {"customer_id": 1}, {"city": "offline"})
+    finally:
+        os.rename(metadata.with_name("metadata.away"), metadata)
+    assert [r["subscriber"] for r in wh.rows_of("replication_queue")] == ["fo"]
+    assert wh.subscription("fo")["current_mode"] == "queued" and replica(wh, "fo")[1]["city"] == "offline"
+    status = CliRunner().invoke(main, ["status", "--schema", SCHEMA]).output
+    assert "fell back to queued automatically at" in status and "mode failover (now queued)" in status
+    with pytest.raises(ConfigError, match="still has 1 queued command"):
+        set_mode(SCHEMA, "fo", "immediate")
+    run_reader(SCHEMA, **QUIET)
+    assert publisher(wh)[1]["city"] == "offline"
+    set_mode(SCHEMA, "fo", "immediate")
+    assert "fell back" not in CliRunner().invoke(main, ["status", "--schema", SCHEMA]).output
