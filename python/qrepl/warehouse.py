@@ -14,7 +14,15 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .faults import point_comment
-from .model import Article, ConfigError, Publication, check_identifier, initial_current_mode, typed_row
+from .model import (
+    Article,
+    ConfigError,
+    Publication,
+    check_identifier,
+    initial_current_mode,
+    normalize_update_mode,
+    typed_row,
+)
 
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -184,6 +192,7 @@ class Warehouse:
     def add_subscriptions(self, subscribers: list[str], update_mode: str = "queued") -> None:
         """Subscribe several subscribers in one commit (active, generation 0, one update mode)."""
         pub = self.require_publication()
+        update_mode = normalize_update_mode(update_mode)
         self.ensure_subscription_columns()
         for s in subscribers:
             check_identifier(s, "subscriber")
