@@ -166,8 +166,9 @@ def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
 
 
 class PublisherUnreachable(RuntimeError):
-    """The publisher's tables could not be read or written and nothing of the transaction was
-    committed there (a failover subscription may then queue it, see capture.Subscriber)."""
+    """The publisher's tables could not be read, so nothing of the transaction was committed
+    there (a failover subscription may then queue it, see capture.Subscriber). A failure of a
+    publisher MERGE is raised as it is: whether it committed is not known from here."""
 
 
 def _first_line(exc: Exception) -> str:
@@ -202,9 +203,7 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
                 done.append(article)
         except Exception as exc:
             if not is_refused_commit(exc):
-                if not done:
-                    raise PublisherUnreachable(f"the publisher cannot be written: {_first_line(exc)}") from exc
-                raise
+                raise  # not known to have left the publisher untouched: never a reason to queue it
             for article in reversed(done):
                 _undo_article(wh, article, [c for c in changes if c.article == article.name], before)
             if attempt == ATTEMPTS:
