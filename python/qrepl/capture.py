@@ -8,12 +8,14 @@ subscription, never from the change data.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from .model import ConfigError, canonical_key, check_identifier, dumps, normalize_row
+from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
+from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row
 from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
 
@@ -68,8 +70,14 @@ class Transaction:
 class Subscriber:
     """Capture API of one subscription: `with sub.transaction() as t: t.update(...)`."""
 
-    def __init__(self, warehouse: Warehouse, name: str) -> None:
+    def __init__(self, warehouse: Warehouse, name: str, fallback_to_queue: bool | None = None) -> None:
+        """`fallback_to_queue` (default: env QREPL_IMMEDIATE_FALLBACK=1, else off): a failover
+        subscription whose publisher cannot be reached switches to queued by itself and
+        queues the transaction instead of failing (reported by `qrepl status`)."""
         self.warehouse = warehouse
+        if fallback_to_queue is None:
+            fallback_to_queue = os.environ.get("QREPL_IMMEDIATE_FALLBACK", "") == "1"
+        self.fallback_to_queue = fallback_to_queue
         self.name = check_identifier(name, "subscriber")
         if warehouse.subscription(name) is None:
             raise ConfigError(f"no subscription for subscriber {name}: run `qrepl subscription add {name}` first")
@@ -77,23 +85,50 @@ class Subscriber:
 
     @contextmanager
     def transaction(self, tran_id: str | None = None) -> Iterator[Transaction]:
+        """Capture one transaction. A queued subscription commits it to the queue; an
+        immediate one applies it at the publisher first (all rows or ConflictError, nothing
+        changed), then to the replica. A read-only subscription refuses to capture."""
+        sub = self.warehouse.subscription(self.name)
+        refusal = capture_refusal(self.name, sub["current_mode"])
+        if refusal:
+            raise ConfigError(refusal)
         tran = Transaction(self)
         yield tran
         if not tran.commands:
             return
-        sub = self.warehouse.subscription(self.name)
         seq = self.warehouse.next_tran_seq(self.name)
         # unique without asking the queue: two processes capturing for one subscriber never
         # produce the same id (which would quarantine both as duplicates)
         tran_id = tran_id or f"{self.name}-{seq}-{uuid.uuid4().hex[:8]}"
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
-                 "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
-        # the queue append is the commit point; the replica follows it
-        self.warehouse.append_queue(rows)
-        replica = ReplicaWarehouse(self.warehouse, self.replica.wh.schema)
-        for (article, key), image in tran.pending.items():
-            if image is None:
-                retry_on_commit_conflict(lambda: replica.delete_rows(article, [json.loads(key)]))
-            else:
-                retry_on_commit_conflict(lambda: replica.upsert_rows(article, [image]))
+        queued = sub["current_mode"] != "immediate"
+        if not queued:
+            # the publisher commit is the commit point; the replica follows it
+            try:
+                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
+                point = "immediate.replica"
+            except PublisherUnreachable:
+                if not (self.fallback_to_queue and sub["update_mode"] in ("failover", "queued_failover")):
+                    raise
+                self.warehouse.set_current_mode(self.name, "queued")
+                record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
+                queued = True
+        if queued:
+            rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
+                     "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
+            # the queue append is the commit point; the replica follows it
+            self.warehouse.append_queue(rows)
+            point = "capture.replica"
+        write_replica(ReplicaWarehouse(self.warehouse, self.replica.wh.schema), tran.pending, point)
+
+
+def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:
+    """A transaction's final rows into the replica: one upsert and one delete MERGE per article."""
+    for article in replica.require_publication().articles:
+        mine = [(json.loads(key), image) for (name, key), image in pending.items() if name == article.name]
+        upserts = [image for _, image in mine if image is not None]
+        deletes = [key for key, image in mine if image is None]
+        if upserts:
+            retry_on_commit_conflict(lambda: replica.upsert_rows(article.name, upserts, f"{point}.{article.name}"))
+        if deletes:
+            retry_on_commit_conflict(lambda: replica.delete_rows(article.name, deletes, f"{point}.{article.name}"))

@@ -192,10 +192,11 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from .service import list_conflicts
+    from .service import immediate_stats, list_conflicts, warehouse
     from .viewer import render_viewer
 
-    _echo(str(render_viewer(list_conflicts(_schema()), out_dir)))
+    immediate = sorted(immediate_stats(warehouse(_schema())).values(), key=lambda s: s["subscriber"])
+    _echo(str(render_viewer(list_conflicts(_schema()), out_dir, immediate=immediate)))
 
 
 @main.command()
@@ -215,6 +216,46 @@ def replay(scenarios, out_dir, policy, reference) -> None:
 
     for path in do_replay(list(scenarios), out_dir, policy, reference, progress=_echo):
         _echo(f"wrote {path}")
+
+
+@main.command()
+@click.option("--policy", "policies", multiple=True, metavar="POLICY",
+              help="A policy to compare with the publication's own (repeatable; also 'pub wins', ...). "
+                   "Default: all three.")
+@click.option("--batches", default=None, metavar="N..M",
+              help="Batches to replay (default: all finished ones); 'N' alone is N..newest.")
+@click.option("--reference", is_flag=True, help="Replay on the sequential reference instead of Spark + dbt.")
+def whatif(policies, batches, reference) -> None:
+    """Replay the transactions of past batches under other policies, side by side.
+
+    Starts from the publisher as it was when batch N started (Iceberg time travel), replays
+    in a scratch schema (<schema>_whatif, dropped afterwards) and never writes the live
+    publication. The publication's own policy is replayed too, as the baseline (marked *).
+
+    \b
+    Example:
+      qrepl whatif --schema qrepl_demo
+      qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
+    """
+    from .model import POLICIES
+    from .service import warehouse
+    from .whatif import whatif as do_whatif
+    from .whatif import whatif_table
+
+    first, last = _batch_range(batches)
+    wh = warehouse(_schema())
+    results = do_whatif(wh, list(policies) or list(POLICIES), first, last, reference, progress=_echo)
+    for line in whatif_table(results, wh.require_publication().policy):
+        _echo(line)
+
+
+def _batch_range(text: str | None) -> tuple[int, int | None]:
+    if text is None:
+        return 1, None
+    first, sep, last = text.partition("..")
+    if not first.isdigit() or (sep and not last.isdigit()):
+        raise ConfigError(f"--batches must be N..M or N (whole numbers), got {text!r}")
+    return int(first), (int(last) if sep else None)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -322,18 +363,44 @@ def subscription() -> None:
 
 @subscription.command("add")
 @click.argument("subscriber")
-def subscription_add(subscriber) -> None:
+@click.option("--mode", "update_mode", default="queued", show_default=True, metavar="MODE",
+              help="Update mode: queued, immediate, failover, queued_failover or read_only "
+                   "(SQL Server's 'queued tran', 'sync tran', 'queued failover', 'read only' too).")
+def subscription_add(subscriber, update_mode) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
-    finishes a subscription whose snapshot was never completed.
+    finishes a subscription whose snapshot was never completed. See docs/update-modes.md
+    for the update modes.
 
     \b
     Example:
       qrepl subscription add north
+      qrepl subscription add south --mode immediate
     """
+    from .model import normalize_update_mode
     from .service import add_subscription
 
-    add_subscription(_schema(), subscriber, echo=_echo)
-    _echo(f"subscribed {subscriber}")
+    mode = normalize_update_mode(update_mode)
+    add_subscription(_schema(), subscriber, echo=_echo, update_mode=mode)
+    _echo(f"subscribed {subscriber} ({mode})")
+
+
+@subscription.command("set-mode")
+@click.argument("subscriber")
+@click.argument("mode", type=click.Choice(["queued", "immediate"]))
+def subscription_set_mode(subscriber, mode) -> None:
+    """Switch a failover or queued_failover subscription between queued and immediate
+    updating. To immediate only once the queue reader has applied all of the subscriber's
+    queued commands and has run once since its initialization.
+
+    \b
+    Example:
+      qrepl subscription set-mode south queued      # the publisher is unreachable
+      qrepl run && qrepl subscription set-mode south immediate
+    """
+    from .service import set_mode
+
+    sub = set_mode(_schema(), subscriber, mode)
+    _echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
 
 
 @subscription.command("reinit")
@@ -354,7 +421,7 @@ def subscription_reinit(subscriber) -> None:
 
 @subscription.command("list")
 def subscription_list() -> None:
-    """List subscriptions with status and generation.
+    """List subscriptions with status, generation and update mode.
 
     \b
     Example:
@@ -363,7 +430,7 @@ def subscription_list() -> None:
     from .service import warehouse
 
     for s in warehouse(_schema()).subscriptions():
-        _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}"
+        _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
 
 
@@ -432,7 +499,8 @@ def maintain() -> None:
 
 @main.command()
 def status() -> None:
-    """Queue depth per subscriber, pending reinitializations, last run, conflicts per subscriber.
+    """Queue depth per subscriber, update mode, pending reinitializations, last run, conflicts
+    per subscriber, and the rejected share of immediate transactions.
 
     \b
     Example:
@@ -478,6 +546,12 @@ def _conflict_detail(c: dict) -> list[str]:
     return lines
 
 
+def _mode(s: dict) -> str:
+    """`mode queued`, or for a failover subscription `mode failover (now queued)`."""
+    now = f" (now {s['current_mode']})" if s["update_mode"] in ("failover", "queued_failover") else ""
+    return f"mode {s['update_mode']}{now}"
+
+
 def _cell(value: Any) -> str:
     return "null" if value is None else str(value)
 
@@ -487,8 +561,16 @@ def _status_lines(report: dict) -> list[str]:
     lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
     for s in report["subscriptions"]:
         per_article = ", ".join(f"{a}: {n}" for a, n in s["conflicts"].items())
-        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  "
+        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}  "
                      f"queued commands {s['queued_commands']}  conflicts {per_article or 0}")
+        imm = s.get("immediate")
+        if imm and imm["last_fallback_at"] and s["current_mode"] == "queued":
+            lines.append(f"  {'':<12} fell back to queued automatically at {imm['last_fallback_at']} (publisher "
+                         f"unreachable); after a run: qrepl subscription set-mode {s['subscriber']} immediate")
+        if imm and imm["transactions"]:
+            lines.append(f"  {'':<12} immediate transactions {imm['transactions']}, rejected {imm['rejected']} "
+                         f"({imm['rejected_rate']:.0%})"
+                         + (f", last at {imm['last_rejected_at']}" if imm["last_rejected_at"] else ""))
     h = report["last_run"]
     if h is not None:
         kept = h.get("publisher_rows_kept") or 0

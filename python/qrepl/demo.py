@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from .capture import Subscriber
 from .distribution import distribute
+from .model import ConflictError
 from .service import Echo, create_publication, list_conflicts, run_reader, warehouse
 from .spark import PROJECT_DIR, WORK_DIR
 
 SUBSCRIBERS = ("north", "south", "east")
+IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)
 
 
 def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     wh = warehouse(schema)
     echo(f"[1/6] resetting schema {schema} and creating publication 'sales' (publications/sales.yml)")
-    for s in SUBSCRIBERS:
+    for s in (*SUBSCRIBERS, IMMEDIATE):
         from .replica import replica_schema
         from .warehouse import Warehouse
 
@@ -22,13 +24,14 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     wh.drop_schema()
     create_publication(PROJECT_DIR / "publications" / "sales.yml", schema, seed=True, echo=echo)
 
-    echo(f"[2/6] subscribing {', '.join(SUBSCRIBERS)} and delivering their initial snapshots")
+    echo(f"[2/6] subscribing {', '.join(SUBSCRIBERS)} (queued) and {IMMEDIATE} (immediate), "
+         f"delivering their initial snapshots")
     subs = {}
-    for name in SUBSCRIBERS:
-        wh.add_subscription(name)
+    for name in (*SUBSCRIBERS, IMMEDIATE):
+        wh.add_subscription(name, "immediate" if name == IMMEDIATE else "queued")
         subs[name] = Subscriber(wh, name)
         subs[name].replica.snapshot_from_publisher()
-    north, south, east = (subs[n] for n in SUBSCRIBERS)
+    north, south, east, west = (subs[n] for n in (*SUBSCRIBERS, IMMEDIATE))
 
     echo("[3/6] subscribers change their replicas offline; each change is captured into the queue")
     with north.transaction("north-move-ada") as t:          # clean update
@@ -50,11 +53,27 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
         t.update("order_lines", {"order_id": 100, "line_no": 2}, {"quantity": 3})
         t.update("customers", {"customer_id": 1}, {"credit_limit": 6000})
 
+    with west.transaction("west-new-customer") as t:        # immediate: at the publisher now
+        t.insert("customers", {"customer_id": 8, "name": "Barbara Liskov", "city": "Boston", "credit_limit": 500})
+
     echo("[4/6] running the queue reader (dbt models on the embedded Spark)")
     history = run_reader(schema, echo=echo)
 
+    echo(f"      {IMMEDIATE} (immediate) changes customer 1, which the run just changed at the publisher:")
+    rejection = None
+    try:
+        with west.transaction("west-move-ada") as t:
+            t.update("customers", {"customer_id": 1}, {"city": "Lyon"})
+    except ConflictError as exc:
+        rejection = str(exc)
+        for line in rejection.splitlines():
+            echo(f"      {line}")
+
     echo("[5/6] distributing compensating commands and publisher changes to the subscribers")
     delivered = distribute(wh, progress=echo)
+    with west.transaction("west-move-ada-again") as t:      # its replica is current now: applied
+        t.update("customers", {"customer_id": 1}, {"city": "Lyon"})
+    echo(f"      {IMMEDIATE} retries after the delivery: applied at the publisher")
 
     echo("[6/6] summary")
     outcomes = [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
@@ -83,7 +102,8 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
          f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")
-    return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered}
+    return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered,
+            "immediate_rejection": rejection}
 
 
 def _row_text(row: dict | None) -> str:

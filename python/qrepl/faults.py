@@ -51,13 +51,24 @@ def is_write(statement: str) -> bool:
 
 
 _DBT_NODE = re.compile(r'"node_id":\s*"([^"]+)"')
+# a Python-layer write names itself with a leading `/* qrepl:<point> */` comment
+_PYTHON_POINT = re.compile(r"^\s*/\*\s*qrepl:([A-Za-z0-9_.]+)\s*\*/")
 
 
 def statement_label(statement: str) -> str:
-    """`<dbt node id or python> <first words>`: names a write point in logs and tests."""
+    """`<dbt node id, python:<point> or python> <first words>`: names a write point in logs and tests."""
     node = _DBT_NODE.search(statement[:400])
+    point = _PYTHON_POINT.match(statement)
     words = " ".join(_COMMENTS.sub("", statement, count=1).split()[:8])
-    return f"{node.group(1) if node else 'python'} {words}"[:200]
+    source = node.group(1) if node else f"python:{point.group(1)}" if point else "python"
+    return f"{source} {words}"[:200]
+
+
+def point_comment(point: str) -> str:
+    """The leading comment that names a Python-layer write point (`python:<point>` in labels)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.]+", point):
+        raise ValueError(f"bad write point name {point!r}")
+    return f"/* qrepl:{point} */ "
 
 
 def _after_write(label: str) -> None:
@@ -88,6 +99,17 @@ def arm(k: int, action: Callable[[int, str], None]) -> None:
     _State.labels = []
     _State.armed_at = k
     _State.action = action
+
+
+def arm_at_label(prefix: str, action: Callable[[int, str], None]) -> None:
+    """Run `action` right after the first write whose label starts with `prefix`."""
+    def step(k: int, label: str) -> None:
+        if label.startswith(prefix):
+            action(k, label)
+        else:
+            _State.armed_at, _State.action = k + 1, step
+
+    arm(1, step)
 
 
 def labels() -> list[str]:

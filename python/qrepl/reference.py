@@ -20,11 +20,17 @@ from .model import (
     REJECT_WHOLE_TRANSACTION,
     UUID_TEXT,
     Article,
+    ConfigError,
+    ConflictError,
     Publication,
     canonical_key,
+    capture_refusal,
+    initial_current_mode,
+    normalize_update_mode,
     normalize_row,
     parse_json_object,
     queued_value_ok,
+    switch_refusal,
 )
 
 Row = dict[str, Any]
@@ -94,6 +100,9 @@ class Subscription:
     generation: int = 0
     reinit_requested_at: datetime | None = None
     reinit_reason: str | None = None
+    update_mode: str = "queued"
+    current_mode: str = "queued"
+    reader_ran_since_init: bool = False
 
     def as_row(self) -> Row:
         return {
@@ -120,6 +129,8 @@ class ReferenceReader:
     transaction_outcomes: list[Row] = field(default_factory=list)
     queue_rejects: list[Row] = field(default_factory=list)
     history: list[Row] = field(default_factory=list)
+    immediate_outcomes: list[Row] = field(default_factory=list)
+    immediate_rejections: list[Row] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for a in self.publication.articles:
@@ -142,13 +153,77 @@ class ReferenceReader:
         key = canonical_key(self.article(article), key_values)
         self.publisher[article].pop(key, None)
 
-    def add_subscription(self, subscriber: str) -> None:
-        self.subscriptions.setdefault(subscriber, Subscription(subscriber, self.publication.name))
+    def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
+        mode = normalize_update_mode(update_mode)
+        self.subscriptions.setdefault(
+            subscriber, Subscription(subscriber, self.publication.name, update_mode=mode,
+                                     current_mode=initial_current_mode(mode)))
 
     def reinitialize(self, subscriber: str) -> None:
         sub = self.subscriptions[subscriber]
         sub.status, sub.generation = "active", sub.generation + 1
         sub.reinit_requested_at = sub.reinit_reason = None
+        sub.reader_ran_since_init = False
+
+    # -- update modes (docs/update-modes.md) ------------------------------------------------
+    def pending_commands(self, subscriber: str) -> int:
+        """The subscriber's queued commands no queue-reader run has taken yet."""
+        return sum(1 for r in self._new_rows() if r.get("subscriber") == subscriber)
+
+    def set_mode(self, subscriber: str, mode: str) -> None:
+        """Switch a failover subscription between queued and immediate (sp_setreplfailovermode)."""
+        sub = self.subscriptions[subscriber]
+        target = mode.strip().lower() if isinstance(mode, str) else mode
+        why = switch_refusal(subscriber, sub.update_mode, target, self.pending_commands(subscriber),
+                             sub.reader_ran_since_init)
+        if why:
+            raise ConfigError(why)
+        sub.current_mode = target
+
+    def check_capture(self, subscriber: str) -> None:
+        why = capture_refusal(subscriber, self.subscriptions[subscriber].current_mode)
+        if why:
+            raise ConfigError(why)
+
+    def immediate_commit(self, subscriber: str, tran_id: str, commands: list[Row], at: datetime) -> str:
+        """Apply a transaction of an immediate subscription at the publisher as one
+        compare-and-swap over all its rows: every row still holds the version the subscriber
+        saw (absence for an insert), or nothing changes and ConflictError names each row that
+        does not (the rejection is recorded). Commands are captured commands: article, op,
+        row_key, old_version, new_version, new_row (JSON text)."""
+        sub = self.subscriptions[subscriber]
+        self.check_capture(subscriber)
+        if sub.current_mode != "immediate":
+            raise ConfigError(f"subscriber {subscriber} captures {sub.current_mode}, not immediate")
+        overlay: dict[tuple[str, str], Row | None] = {}
+        found: list[Row] = []
+        for seq, cmd in enumerate(commands, 1):
+            article = self.article(cmd["article"])
+            where = (article.name, cmd["row_key"])
+            current = overlay[where] if where in overlay else self.publisher[article.name].get(cmd["row_key"])
+            kind = judge(cmd["op"], current, cmd.get("old_version"))
+            image = None
+            if cmd["op"] in ("I", "U"):
+                image = normalize_row(article, parse_json_object(cmd["new_row"]))
+                image["msrepl_tran_version"] = cmd["new_version"]
+            if kind:
+                found.append({
+                    "subscriber": subscriber, "tran_id": tran_id, "article": article.name,
+                    "row_key": cmd["row_key"], "command_seq": seq, "conflict_type": kind,
+                    "reason_text": CONFLICT_REASONS[kind], "publisher_row": current, "subscriber_row": image,
+                    "publisher_version": current["msrepl_tran_version"] if current else None,
+                    "old_version": cmd.get("old_version"), "new_version": cmd.get("new_version"),
+                    "rejected_at": at,
+                })
+            overlay[where] = image
+        outcome = "rejected" if found else "applied"
+        self.immediate_outcomes.append({"subscriber": subscriber, "tran_id": tran_id, "outcome": outcome,
+                                        "rows": len(overlay), "decided_at": at})
+        if found:
+            self.immediate_rejections.extend(found)
+            raise ConflictError(subscriber, tran_id, found)
+        self._apply(overlay)
+        return outcome
 
     # -- the queue reader -----------------------------------------------------------------
     def _reject_reason(self, row: Row, batch: "BatchFacts") -> str | None:
@@ -260,6 +335,8 @@ class ReferenceReader:
             outcome = self._process(sub_name, tran_id, cmds, batch_id, batch_time, comp_seq)
             counts[outcome] += 1
         self._purge_conflicts(batch_time)
+        for sub in self.subscriptions.values():
+            sub.reader_ran_since_init = True
         finished = batch_time
         self.history.append({
             "batch_id": batch_id,

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .model import ConfigError, Publication, publication_from_dict
+from .model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
 
 Echo = Callable[[str], None]
 
@@ -52,21 +52,62 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     return pub
 
 
-def add_subscription(schema: str | None, subscriber: str, echo: Echo = print) -> None:
-    """Subscribe and deliver the initial snapshot. The subscription row is written first and
-    the snapshot records itself last, so a rerun after a crash at any point finishes the
-    subscription instead of failing on it."""
+def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> None:
+    """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
+    snapshot. The subscription row is written first and the snapshot records itself last, so
+    a rerun after a crash at any point finishes the subscription instead of failing on it."""
     from .replica import has_snapshot, snapshot_replica
 
+    mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
     existing = wh.subscription(subscriber)
     if existing is None:
-        wh.add_subscription(subscriber)
+        wh.add_subscription(subscriber, mode)
     elif has_snapshot(wh, subscriber):
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
     snapshot_replica(wh, subscriber, echo)
+
+
+def unapplied_queue(wh):
+    """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
+    queue = wh.spark.table(wh.table("replication_queue"))
+    if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
+        finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")
+        taken = wh.spark.table(wh.table("int_batch_commands")).join(finished, "batch_id", "left_semi") \
+            .select("subscriber", "tran_id", "command_seq", "enqueued_at")
+        queue = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
+    return queue
+
+
+def reader_ran_since_init(wh, subscription: dict) -> bool:
+    """Whether a finished queue-reader batch was cut with the subscription at its current
+    generation (the queue reader has run once since its initialization)."""
+    if not (wh.exists("int_batch_subscriptions") and wh.exists("queue_reader_history")):
+        return False
+    cut = wh.spark.table(wh.table("int_batch_subscriptions"))
+    cut = cut.where((cut.subscriber == subscription["subscriber"]) & (cut.generation == subscription["generation"]))
+    finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")
+    return not cut.join(finished, "batch_id", "left_semi").isEmpty()
+
+
+def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
+    """Switch a failover subscription between queued and immediate (SQL Server's
+    sp_setreplfailovermode); refused with one line when the rules of docs/update-modes.md say no."""
+    wh = warehouse(schema)
+    sub = wh.subscription(subscriber)
+    if sub is None:
+        raise ConfigError(f"no subscription for subscriber {subscriber}")
+    target = mode.strip().lower()
+    pending = unapplied_queue(wh)
+    pending = pending.where(pending.subscriber == subscriber).count() if target == "immediate" else 0
+    ran = target != "immediate" or reader_ran_since_init(wh, sub)
+    why = switch_refusal(subscriber, sub["update_mode"], target, pending, ran)
+    if why:
+        raise ConfigError(why)
+    wh.set_current_mode(subscriber, target)
+    return {**sub, "current_mode": target}
 
 
 def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: float = 0) -> dict[str, Any]:
@@ -122,6 +163,27 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
     return before - wh.spark.table(wh.table("conflicts")).count()
 
 
+def immediate_stats(wh) -> dict[str, dict[str, Any]]:
+    """Per subscriber: immediate transactions decided at the publisher, how many were
+    rejected, the rejected share, the last rejection's time, and the last automatic fallback
+    to the queue (publisher unreachable)."""
+    if not wh.exists("immediate_transactions"):
+        return {}
+    from pyspark.sql import functions as F
+
+    decided = F.col("outcome").isin("applied", "rejected")
+    rows = wh.spark.table(wh.table("immediate_transactions")).groupBy("subscriber").agg(
+        F.sum(F.when(decided, 1).otherwise(0)).alias("transactions"),
+        F.sum(F.when(F.col("outcome") == "rejected", 1).otherwise(0)).alias("rejected"),
+        F.max(F.when(F.col("outcome") == "rejected", F.col("decided_at"))).alias("last_rejected_at"),
+        F.max(F.when(F.col("outcome") == "fallback", F.col("decided_at"))).alias("last_fallback_at"),
+    ).collect()
+    return {r["subscriber"]: {"subscriber": r["subscriber"], "transactions": r["transactions"],
+                              "rejected": r["rejected"], "rejected_rate": r["rejected"] / max(r["transactions"], 1),
+                              "last_rejected_at": r["last_rejected_at"], "last_fallback_at": r["last_fallback_at"]}
+            for r in rows}
+
+
 def status(schema: str | None) -> dict[str, Any]:
     """The publication, each subscription with its queue depth and conflicts per article, the
     last run (a queue_reader_history row) and the run lock's holder, if any."""
@@ -130,18 +192,16 @@ def status(schema: str | None) -> dict[str, Any]:
     wh = warehouse(schema)
     pub = wh.require_publication()
     spark = wh.spark
-    queue = spark.table(wh.table("replication_queue"))
-    if wh.exists("int_batch_commands"):
-        batched = spark.table(wh.table("int_batch_commands")).select(
-            "subscriber", "tran_id", "command_seq", "enqueued_at")
-        queue = queue.join(batched, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
+    queue = unapplied_queue(wh)
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
     conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
         for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
+    immediate = immediate_stats(wh)
     subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
-                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items()))}
+                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
+                      "immediate": immediate.get(s["subscriber"])}
                      for s in wh.subscriptions()]
     last_run = None
     if wh.exists("queue_reader_history"):

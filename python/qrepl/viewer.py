@@ -40,13 +40,16 @@ TYPE_COLORS = dict(zip(CONFLICT_CODES, ["#e8590c", "#1c7ed6", "#d6336c", "#7048e
 
 
 def render_viewer(
-    conflicts: list[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts"
+    conflicts: list[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts",
+    immediate: list[dict] | None = None,
 ) -> pathlib.Path:
-    """Write ``out_dir/index.html`` showing ``conflicts`` and return its path."""
+    """Write ``out_dir/index.html`` showing ``conflicts`` and return its path. ``immediate``:
+    per subscriber, its immediate transactions and how many the publisher rejected."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     page = _template().render(
         title=title,  # autoescaped
+        immediate=[{**s, "rate": f"{s['rejected_rate']:.0%}"} for s in immediate or []],
         data_json=Markup(embed_json([_jsonable(c) for c in conflicts])),
         types_json=Markup(embed_json(TYPE_COLORS)),
         css=Markup(_asset("viewer.css")),

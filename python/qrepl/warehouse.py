@@ -13,7 +13,16 @@ import uuid
 from datetime import datetime
 from typing import Any, Iterable
 
-from .model import Article, ConfigError, Publication, check_identifier, typed_row
+from .faults import point_comment
+from .model import (
+    Article,
+    ConfigError,
+    Publication,
+    check_identifier,
+    initial_current_mode,
+    normalize_update_mode,
+    typed_row,
+)
 
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -27,7 +36,17 @@ QUEUE_SCHEMA = (
 )
 SUBSCRIPTIONS_SCHEMA = (
     "subscriber STRING, publication STRING, status STRING, generation INT, "
-    "reinit_requested_at TIMESTAMP, reinit_reason STRING"
+    "reinit_requested_at TIMESTAMP, reinit_reason STRING, update_mode STRING, current_mode STRING"
+)
+# added after the first release: a store created before gets them on first use (null = queued)
+SUBSCRIPTION_MODE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING"}
+# immediate updating (docs/update-modes.md): one row per immediate transaction decided at the
+# publisher, and one row per conflicting row of a rejected one
+IMMEDIATE_TRANSACTIONS_SCHEMA = "subscriber STRING, tran_id STRING, outcome STRING, rows INT, decided_at TIMESTAMP"
+IMMEDIATE_REJECTIONS_SCHEMA = (
+    "subscriber STRING, tran_id STRING, article STRING, row_key STRING, command_seq INT, conflict_type STRING, "
+    "reason_text STRING, publisher_row STRING, subscriber_row STRING, publisher_version STRING, "
+    "old_version STRING, new_version STRING, rejected_at TIMESTAMP"
 )
 PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days INT, centralized_conflicts BOOLEAN"
 ARTICLES_SCHEMA = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
@@ -78,6 +97,18 @@ class Warehouse:
         self._create("subscriptions", SUBSCRIPTIONS_SCHEMA)
         self._create("qrepl_publication", PUBLICATION_SCHEMA)
         self._create("qrepl_articles", ARTICLES_SCHEMA)
+        self._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
+        self._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
+        self.ensure_subscription_columns()
+
+    def ensure_subscription_columns(self) -> None:
+        """Add the update-mode columns to a subscriptions table created before they existed."""
+        if not self.exists("subscriptions"):
+            return
+        have = {f.name for f in self.spark.table(self.table("subscriptions")).schema.fields}
+        missing = [f"{c} {t}" for c, t in SUBSCRIPTION_MODE_COLUMNS.items() if c not in have]
+        if missing:
+            self.spark.sql(f"alter table {self.table('subscriptions')} add columns ({', '.join(missing)})")
 
     def drop_schema(self) -> None:
         if self.spark.catalog.databaseExists(self.schema):
@@ -138,20 +169,31 @@ class Warehouse:
     def subscription_count(self) -> int:
         return self.spark.table(self.table("subscriptions")).count() if self.exists("subscriptions") else 0
 
+    @staticmethod
+    def _subscription_row(row) -> dict:
+        """A subscription as a dict; a row written before update modes existed is queued."""
+        s = row.asDict()
+        s["update_mode"] = s.get("update_mode") or "queued"
+        s["current_mode"] = s.get("current_mode") or initial_current_mode(s["update_mode"])
+        return s
+
     def subscriptions(self) -> list[dict]:
-        return [r.asDict() for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()]
+        return [self._subscription_row(r)
+                for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()]
 
     def subscription(self, subscriber: str) -> dict | None:
         subscriptions = self.spark.table(self.table("subscriptions"))
         rows = subscriptions.where(subscriptions.subscriber == subscriber).collect()
-        return rows[0].asDict() if rows else None
+        return self._subscription_row(rows[0]) if rows else None
 
-    def add_subscription(self, subscriber: str) -> None:
-        self.add_subscriptions([subscriber])
+    def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
+        self.add_subscriptions([subscriber], update_mode)
 
-    def add_subscriptions(self, subscribers: list[str]) -> None:
-        """Subscribe several subscribers in one commit (active, generation 0)."""
+    def add_subscriptions(self, subscribers: list[str], update_mode: str = "queued") -> None:
+        """Subscribe several subscribers in one commit (active, generation 0, one update mode)."""
         pub = self.require_publication()
+        update_mode = normalize_update_mode(update_mode)
+        self.ensure_subscription_columns()
         for s in subscribers:
             check_identifier(s, "subscriber")
         if len(set(subscribers)) != len(subscribers):
@@ -160,8 +202,17 @@ class Warehouse:
         if existing:
             raise ConfigError(f"subscriber {sorted(existing)[0]} is already subscribed to {pub.name}")
         self.spark.createDataFrame(
-            [(s, pub.name, "active", 0, None, None) for s in subscribers], SUBSCRIPTIONS_SCHEMA
+            [(s, pub.name, "active", 0, None, None, update_mode, initial_current_mode(update_mode))
+             for s in subscribers], SUBSCRIPTIONS_SCHEMA
         ).writeTo(self.table("subscriptions")).append()
+
+    def set_current_mode(self, subscriber: str, current_mode: str) -> None:
+        """Record how a failover subscription captures now (queued or immediate)."""
+        self.ensure_subscription_columns()
+        view = self._temp_view([(subscriber, current_mode)], "subscriber STRING, current_mode STRING")
+        self.spark.sql(f"merge into {self.table('subscriptions')} as target using {view} as source "
+                       f"on target.subscriber = source.subscriber "
+                       f"when matched then update set target.current_mode = source.current_mode")
 
     def drop_subscription(self, subscriber: str) -> None:
         if not self.subscription(subscriber):
@@ -191,7 +242,7 @@ class Warehouse:
     def _article_ddl(self, article: Article) -> str:
         return ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items()) + ", msrepl_tran_version STRING"
 
-    def upsert_rows(self, article_name: str, rows: Iterable[dict[str, Any]]) -> None:
+    def upsert_rows(self, article_name: str, rows: Iterable[dict[str, Any]], point: str = "") -> None:
         article = self.article(article_name)
         typed = []
         for row in rows:
@@ -201,18 +252,18 @@ class Warehouse:
             return
         view = self._temp_view(typed, self._article_ddl(article))
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"merge into {self.table(article.name)} as target using {view} as source on {on} "
-                       f"when matched then update set * when not matched then insert *")
+        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.table(article.name)} as target "
+                       f"using {view} as source on {on} when matched then update set * when not matched then insert *")
 
-    def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]]) -> None:
+    def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]], point: str = "") -> None:
         article = self.article(article_name)
         rows = [tuple(typed_row(article, k)[c] for c in article.key) for k in keys]
         if not rows:
             return
         view = self._temp_view(rows, article.key_ddl)
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"merge into {self.table(article.name)} as target using {view} as source on {on} "
-                       f"when matched then delete")
+        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.table(article.name)} as target "
+                       f"using {view} as source on {on} when matched then delete")
 
     def publisher_rows(self, article_name: str) -> list[dict]:
         return [r.asDict() for r in self.spark.table(self.table(self.article(article_name).name)).collect()]

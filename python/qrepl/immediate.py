@@ -1,0 +1,230 @@
+"""Immediate updating (docs/update-modes.md): a subscriber's transaction is applied at the
+publisher when it commits, as one compare-and-swap over all its rows, or not at all.
+
+For each row the transaction touches, the subscriber saw a version (or saw no row, for an
+insert). The publisher check reads those rows and judges them as the queue reader would
+(`reference.judge`); a mismatch rejects the transaction before anything is written. Then one
+Iceberg MERGE per article, in the publication's article order, writes the rows; its source
+is a temp view of the transaction's rows (values never reach SQL text) carrying the expected
+version, and a row that no longer holds it makes the MERGE fail (`raise_error`), so the
+MERGE commits all its rows or none. A concurrent writer that commits while the MERGE runs
+makes Iceberg's commit validation refuse it. Either failure re-reads the publisher: a real
+mismatch raises ConflictError (and is recorded in `immediate_rejections`), no mismatch means
+only a file-level collision and the transaction is tried again.
+
+Iceberg has no multi-table transaction: a transaction over two articles commits the first
+article, then the second. If the second is refused, the first is rolled back by a second
+compare-and-swap (its rows are put back where they still hold this transaction's versions);
+a reader of the publisher may see the first article's rows in between. A crash between the
+two commits leaves the first article's rows at the publisher, where the distribution agent
+takes them to every replica, the subscriber's own included (docs/update-modes.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .faults import point_comment
+from .model import (
+    CONFLICT_REASONS,
+    Article,
+    ConflictError,
+    dumps,
+    normalize_row,
+    typed_row,
+)
+from .reference import judge
+from .replica import COMMIT_CONFLICTS
+from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse
+
+ATTEMPTS = 5
+MISMATCH = "qrepl immediate: row no longer holds the version the subscriber saw"
+CAS_COLUMNS = "qrepl_op STRING, qrepl_expected_exists BOOLEAN, qrepl_expected_version STRING"
+UNDO_COLUMNS = "qrepl_written_version STRING, qrepl_restore_exists BOOLEAN"
+
+
+@dataclass
+class RowChange:
+    """What a transaction does to one row: what it expected (from its first command on the
+    row) and what it leaves (its last)."""
+    article: str
+    row_key: str
+    key_values: dict[str, Any]
+    command_seq: int
+    op: str
+    expected_version: str | None
+    image: dict | None  # the row it leaves, None for a delete
+    new_version: str | None  # the first command's new version (for the rejection record)
+
+
+def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None]) -> list[RowChange]:
+    changes: dict[tuple[str, str], RowChange] = {}
+    for seq, c in enumerate(commands, 1):
+        where = (c["article"], c["row_key"])
+        if where not in changes:
+            changes[where] = RowChange(c["article"], c["row_key"], json.loads(c["row_key"]), seq, c["op"],
+                                       c["old_version"], pending[where], c["new_version"])
+    return list(changes.values())
+
+
+def _publisher_rows(wh: Warehouse, article: Article, changes: list[RowChange]) -> dict[str, dict]:
+    """The publisher's current rows for these keys (a key join, not a scan to the driver)."""
+    from .model import canonical_key
+
+    keys = wh.spark.createDataFrame([tuple(typed_row(article, c.key_values)[k] for k in article.key)
+                                     for c in changes], article.key_ddl)
+    rows = wh.spark.table(wh.table(article.name)).join(keys, list(article.key), "left_semi").collect()
+    return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
+
+
+def find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange],
+                    at: datetime) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
+    """The rows whose publisher state differs from what the subscriber saw (conflict rows in
+    the terms of the conflict log), and every row's publisher state."""
+    found, before = [], {}
+    for article in wh.require_publication().articles:
+        mine = [c for c in changes if c.article == article.name]
+        if not mine:
+            continue
+        current = _publisher_rows(wh, article, mine)
+        for c in mine:
+            row = current.get(c.row_key)
+            before[(c.article, c.row_key)] = row
+            kind = judge(c.op, row, c.expected_version)
+            if kind:
+                found.append({
+                    "subscriber": subscriber, "tran_id": tran_id, "article": c.article, "row_key": c.row_key,
+                    "command_seq": c.command_seq, "conflict_type": kind, "reason_text": CONFLICT_REASONS[kind],
+                    "publisher_row": row, "subscriber_row": c.image,
+                    "publisher_version": row["msrepl_tran_version"] if row else None,
+                    "old_version": c.expected_version, "new_version": c.new_version, "rejected_at": at,
+                })
+    return found, before
+
+
+def _source(wh: Warehouse, article: Article, rows: list[tuple], extra_ddl: str) -> str:
+    ddl = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
+    return wh._temp_view(rows, f"{ddl}, msrepl_tran_version STRING, {extra_ddl}")
+
+
+def _values(article: Article, row: dict) -> tuple:
+    typed = typed_row(article, row)
+    return tuple(typed[c] for c in article.columns) + (typed["msrepl_tran_version"],)
+
+
+def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange]) -> None:
+    """One compare-and-swap MERGE: every row changes, or the MERGE fails and nothing does."""
+    rows = []
+    for c in changes:
+        op = "delete" if c.image is None else "upsert"
+        values = _values(article, c.image if c.image is not None else {**c.key_values, "msrepl_tran_version": None})
+        rows.append(values + (op, c.op != "I", c.expected_version))
+    view = _source(wh, article, rows, CAS_COLUMNS)
+    columns = list(article.columns) + ["msrepl_tran_version"]
+    on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
+    holds = "source.qrepl_expected_exists and target.msrepl_tran_version <=> source.qrepl_expected_version"
+    fail = f"cast(raise_error('{MISMATCH}') as string)"
+    wh.spark.sql(
+        f"{point_comment('immediate.publisher.' + article.name)}"
+        f"merge into {wh.table(article.name)} as target using {view} as source on {on} "
+        f"when matched and {holds} and source.qrepl_op = 'delete' then delete "
+        f"when matched and {holds} then update set {', '.join(f'target.{c} = source.{c}' for c in columns)} "
+        f"when matched then update set target.msrepl_tran_version = {fail} "
+        f"when not matched and not source.qrepl_expected_exists and source.qrepl_op = 'upsert' then "
+        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns)}) "
+        f"when not matched and source.qrepl_expected_exists then "
+        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns[:-1])}, {fail})")
+    wh.spark.catalog.dropTempView(view)
+
+
+def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
+                  before: dict[tuple[str, str], dict | None]) -> None:
+    """Put back the rows an article's MERGE wrote, where they still hold this transaction's
+    versions (a later writer's row is left alone)."""
+    rows = []
+    for c in changes:
+        old = before[(c.article, c.row_key)]
+        written = c.image["msrepl_tran_version"] if c.image is not None else None
+        values = _values(article, old if old is not None else {**c.key_values, "msrepl_tran_version": None})
+        rows.append(values + (written, old is not None))
+    view = _source(wh, article, rows, UNDO_COLUMNS)
+    columns = list(article.columns) + ["msrepl_tran_version"]
+    on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
+    mine = "source.qrepl_written_version is not null and target.msrepl_tran_version = source.qrepl_written_version"
+    wh.spark.sql(
+        f"{point_comment('immediate.undo.' + article.name)}"
+        f"merge into {wh.table(article.name)} as target using {view} as source on {on} "
+        f"when matched and {mine} and source.qrepl_restore_exists then update set "
+        f"{', '.join(f'target.{c} = source.{c}' for c in columns)} "
+        f"when matched and {mine} then delete "
+        f"when not matched and source.qrepl_written_version is null and source.qrepl_restore_exists then "
+        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns)})")
+    wh.spark.catalog.dropTempView(view)
+
+
+class PublisherUnreachable(RuntimeError):
+    """The publisher's tables could not be read, so nothing of the transaction was committed
+    there (a failover subscription may then queue it, see capture.Subscriber). A failure of a
+    publisher MERGE is raised as it is: whether it committed is not known from here."""
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def is_refused_commit(exc: Exception) -> bool:
+    """The compare-and-swap failed (a row moved) or Iceberg refused the commit (a concurrent writer)."""
+    text = str(exc)
+    return MISMATCH in text or any(name in text for name in COMMIT_CONFLICTS)
+
+
+def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
+                       pending: dict[tuple[str, str], dict | None], at: datetime) -> None:
+    """Apply a captured transaction at the publisher, all rows or none; ConflictError (and a
+    recorded rejection) when a row differs from what the subscriber saw."""
+    changes = row_changes(commands, pending)
+    articles = [a for a in wh.require_publication().articles if any(c.article == a.name for c in changes)]
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            mismatches, before = find_mismatches(wh, subscriber, tran_id, changes, at)
+        except Exception as exc:
+            raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
+        if mismatches:
+            record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
+            raise ConflictError(subscriber, tran_id, mismatches)
+        done: list[Article] = []
+        try:
+            for article in articles:
+                _merge_article(wh, article, [c for c in changes if c.article == article.name])
+                done.append(article)
+        except Exception as exc:
+            if not is_refused_commit(exc):
+                raise  # not known to have left the publisher untouched: never a reason to queue it
+            for article in reversed(done):
+                _undo_article(wh, article, [c for c in changes if c.article == article.name], before)
+            if attempt == ATTEMPTS:
+                raise
+            continue  # re-read: a real mismatch is rejected above, a file-level collision retried
+        record_outcome(wh, subscriber, tran_id, "applied", len(changes), at)
+        return
+
+
+def record_outcome(wh: Warehouse, subscriber: str, tran_id: str, outcome: str, rows: int, at: datetime,
+                   mismatches: list[dict] = ()) -> None:
+    """One immediate_transactions row; for a rejection, its conflicting rows in immediate_rejections."""
+    if mismatches:
+        if not wh.exists("immediate_rejections"):
+            wh._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
+        columns = [c.split()[0] for c in IMMEDIATE_REJECTIONS_SCHEMA.split(", ")]
+        images = ("publisher_row", "subscriber_row")
+        wh.spark.createDataFrame(
+            [tuple((dumps(m[c]) if m[c] is not None else None) if c in images else m[c] for c in columns)
+             for m in mismatches], IMMEDIATE_REJECTIONS_SCHEMA).writeTo(wh.table("immediate_rejections")).append()
+    if not wh.exists("immediate_transactions"):
+        wh._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
+    wh.spark.createDataFrame([(subscriber, tran_id, outcome, rows, at)], IMMEDIATE_TRANSACTIONS_SCHEMA) \
+        .writeTo(wh.table("immediate_transactions")).append()

@@ -1,0 +1,172 @@
+"""What-if on the real queue (`qrepl whatif`): the transactions of past batches of a live
+publication replayed under other policies, side by side.
+
+The replay starts from the publisher as it was when the first batch started (Iceberg time
+travel: each article table's snapshot current at that batch's `started_at`), with the
+subscriptions as that batch cut them, and feeds each batch's queued commands (the raw queue
+rows the batch took, from `int_batch_commands`) to a queue reader in a scratch schema, one
+run per batch. Reinitializations and dropped subscriptions between the batches are replayed
+from the later batches' cuts; publisher-local writes between the batches are not (the
+what-if compares policies on the queued transactions). The live schema is only read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from .model import CONFLICT_CODES, ConfigError, normalize_policy
+from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
+from .replica import table_at
+from .warehouse import QUEUE_SCHEMA, Warehouse
+
+OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
+QUEUE_COLUMNS = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
+
+
+@dataclass
+class Batch:
+    batch_id: int
+    started_at: Any
+    subscriptions: list[dict]  # as the batch cut them: subscriber, status, generation
+    queue_rows: list[dict]
+
+
+def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
+    """Batches first..last of the live publication (finished ones only)."""
+    if not wh.exists("queue_reader_history"):
+        raise ConfigError(f"schema {wh.schema} has no queue-reader runs yet: nothing to replay")
+    spark = wh.spark
+    history = spark.table(wh.table("queue_reader_history"))
+    runs = {r.batch_id: r.started_at for r in history.where((history.batch_id >= first) & (history.batch_id <= last))
+            .select("batch_id", "started_at").collect()}
+    missing = [b for b in range(first, last + 1) if b not in runs]
+    if missing:
+        raise ConfigError(f"batch {missing[0]} is not a finished batch of {wh.schema} "
+                          f"(qrepl status shows the last one)")
+    cut = spark.table(wh.table("int_batch_subscriptions"))
+    taken = spark.table(wh.table("int_batch_commands"))
+    taken = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)).select("batch_id", "subscriber", "tran_id", "command_seq", "enqueued_at").distinct()
+    queue = spark.table(wh.table("replication_queue")).dropDuplicates()
+    rows = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "inner").collect()
+    batches = []
+    for batch_id in range(first, last + 1):
+        subs = [r.asDict() for r in cut.where(cut.batch_id == batch_id)
+                .select("subscriber", "status", "generation").collect()]
+        mine = [{c: r[c] for c in QUEUE_COLUMNS} for r in rows if r.batch_id == batch_id]
+        batches.append(Batch(batch_id, runs[batch_id], subs, mine))
+    return batches
+
+
+def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
+    """Each article's rows in the snapshot current when the batch started."""
+    out = {}
+    for article in wh.require_publication().articles:
+        history = wh.spark.table(f"{wh.table(article.name)}.history")
+        before = history.where(history.made_current_at <= batch.started_at) \
+            .orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+        rows = table_at(wh, article.name, before.snapshot_id if before else None).collect()
+        out[article.name] = [r.asDict() for r in rows]
+    return out
+
+
+def _follow_subscriptions(backend, batch: Batch) -> None:
+    """Bring the replay's subscriptions to the batch's cut: drop, add, reinitialize, mark."""
+    if isinstance(backend, ReferenceBackend):
+        current = {s: sub.generation for s, sub in backend.reader.subscriptions.items()}
+    else:
+        current = {s["subscriber"]: s["generation"] for s in backend.wh.subscriptions()}
+    wanted = {s["subscriber"]: s for s in batch.subscriptions}
+    for name in current.keys() - wanted.keys():
+        backend.drop_subscription(name)
+    for name, sub in wanted.items():
+        if name not in current:
+            if isinstance(backend, ReferenceBackend):
+                backend.reader.add_subscription(name)
+            else:
+                backend.wh.add_subscription(name)
+            current[name] = 0
+        while current[name] < sub["generation"]:
+            backend.reinitialize(name)
+            current[name] += 1
+        if sub["status"] == "reinit_pending":
+            if isinstance(backend, ReferenceBackend):
+                backend.reader.subscriptions[name].status = "reinit_pending"
+            else:
+                backend.wh.update_subscription(name, "reinit_pending", sub["generation"], None, "before the what-if")
+
+
+def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: bool,
+                   scratch: str) -> dict[str, list[dict]]:
+    """The batches under `policy`, from the publisher before the first one; normalized outputs."""
+    pub = replace(wh.require_publication(), policy=policy)
+    scenario = Scenario("whatif", pub, [], [])
+    backend = ReferenceBackend(scenario) if reference else SparkBackend(scenario, scratch)
+    for article, rows in publisher_before(wh, batches[0]).items():
+        backend.put_publisher_rows(article, rows)
+    for batch in batches:
+        _follow_subscriptions(backend, batch)
+        backend.enqueue(batch.queue_rows)
+        backend.run(batch.started_at)
+    return normalized_outputs(scenario, backend.outputs())
+
+
+def summarize(outputs: dict[str, list[dict]], pub) -> dict[str, Any]:
+    rows = {}
+    for article in pub.articles:
+        for row in outputs[f"publisher/{article.name}"]:
+            rows[(article.name, tuple(row[k] for k in article.key))] = row
+    return {
+        "outcomes": Counter(o["outcome"] for o in outputs["transaction_outcomes"]),
+        "conflicts": Counter(c["conflict_type"] for c in outputs["conflicts"]),
+        "rows": rows,
+        "reinit": sorted(s["subscriber"] for s in outputs["subscriptions"] if s["status"] == "reinit_pending"),
+    }
+
+
+def whatif(wh: Warehouse, policies: list[str], first: int, last: int | None = None, reference: bool = False,
+           progress: Callable[[str], None] = lambda _: None) -> dict[str, dict[str, Any]]:
+    """Replay batches first..last (default: to the newest) under the publication's own policy
+    and each of `policies`; returns per policy its normalized outputs and summary."""
+    live = wh.require_publication()
+    if last is None:
+        last = wh.spark.table(wh.table("queue_reader_history")).agg({"batch_id": "max"}).first()[0] \
+            if wh.exists("queue_reader_history") else None
+        if last is None:
+            raise ConfigError(f"schema {wh.schema} has no queue-reader runs yet: nothing to replay")
+    if first < 1 or last < first:
+        raise ConfigError(f"batches must be N..M with 1 <= N <= M, got {first}..{last}")
+    batches = read_batches(wh, first, last)
+    scratch = f"{wh.schema}_whatif"
+    results = {}
+    for policy in dict.fromkeys([live.policy, *(normalize_policy(p) for p in policies)]):
+        progress(f"what-if: batches {first}..{last} under {policy} "
+                 f"({'reference' if reference else 'spark + dbt in schema ' + scratch})")
+        outputs = replay_batches(wh, batches, policy, reference, scratch)
+        results[policy] = {"outputs": outputs, **summarize(outputs, live)}
+    if not reference:
+        Warehouse(wh.spark, scratch).drop_schema()
+    return results
+
+
+def rows_differing(rows: dict, base: dict) -> int:
+    """Publisher rows (by article and key) whose final state differs, absence included."""
+    return sum(1 for where in rows.keys() | base.keys() if rows.get(where) != base.get(where))
+
+
+def whatif_table(results: dict[str, dict[str, Any]], live_policy: str) -> list[str]:
+    """The side-by-side text: one column per policy, the publication's own first (marked *)."""
+    policies = list(results)
+    base = results[live_policy]["rows"]
+    lines = [("", *[p + ("*" if p == live_policy else "") for p in policies])]
+    for outcome in OUTCOMES:
+        lines.append((f"transactions {outcome}", *[str(results[p]["outcomes"][outcome]) for p in policies]))
+    for kind in CONFLICT_CODES:
+        lines.append((f"conflicts {kind}", *[str(results[p]["conflicts"][kind]) for p in policies]))
+    lines.append((f"rows differing from {live_policy}*", *[str(rows_differing(results[p]["rows"], base))
+                                                           for p in policies]))
+    lines.append(("subscribers reinitialized", *[", ".join(results[p]["reinit"]) or "-" for p in policies]))
+    widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
+    return ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in lines]
+
