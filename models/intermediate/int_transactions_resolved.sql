@@ -26,9 +26,9 @@
     spreading transaction on". One hop settles typical batches (doubt rarely crosses to a
     second row); each further hop costs two windows over the candidates. -#}
 {%- set hops = 1 -%}
-{#- transactions per chunk of the fold's state store: a step copies the current chunk, and
-    closing a chunk copies the list of chunks -#}
-{%- set chunk = 256 -%}
+{#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
+    finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
+{%- set chunk = 512 -%}
 {%- set stored = 'struct<tran_pos: int, state: string, applied: boolean>' -%}
 {#- the columns every doubt hop carries on -#}
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
@@ -244,111 +244,116 @@ remainder_candidates as (
 
 fold_input as (
 
-    {#- the remainder's transactions in queue order, each with its rows; and, passing the
-        fold by, the naive decisions of every other transaction #}
+    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
+        rows; and, passing the fold by, the naive decisions of every other transaction #}
     select
         sort_array(collect_list(case when in_remainder then named_struct(
-            'tran_pos', tran_pos,
             'fold_chunk', fold_chunk,
-            'subscriber', subscriber,
-            'rejected_anyway', rejected_anyway,
-            'rows', transaction_rows
-        ) end)) as transactions,
-        collect_list(case when not in_remainder then named_struct(
-            'tran_pos', tran_pos,
-            'applied', naive_applied
-        ) end) as decided_outside
+            'transactions', transactions
+        ) end)) as chunks,
+        flatten(collect_list(case when not in_remainder then decided end)) as decided_outside
     from (
         select
-            tran_pos,
-            subscriber,
             in_remainder,
-            max(fold_chunk) as fold_chunk,
-            bool_and(naive_applied) as naive_applied,
-            bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
+            fold_chunk,
             sort_array(collect_list(case when in_remainder then named_struct(
-                'fold_index', fold_index,
-                'source_chunk', source_chunk,
-                'source_offset', source_offset,
-                'entry_state', entry_state,
-                'expects_absent', expects_absent,
-                'expected_version', expected_version,
-                'produced_state', produced_state
-            ) end)) as transaction_rows
-        from remainder_candidates
-        group by tran_pos, subscriber, in_remainder
-    ) as transactions
+                'tran_pos', tran_pos,
+                'subscriber', subscriber,
+                'rejected_anyway', rejected_anyway,
+                'rows', transaction_rows
+            ) end)) as transactions,
+            collect_list(case when not in_remainder then named_struct(
+                'tran_pos', tran_pos,
+                'applied', naive_applied
+            ) end) as decided
+        from (
+            select
+                tran_pos,
+                subscriber,
+                in_remainder,
+                max(fold_chunk) as fold_chunk,
+                bool_and(naive_applied) as naive_applied,
+                bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
+                sort_array(collect_list(case when in_remainder then named_struct(
+                    'fold_index', fold_index,
+                    'source_chunk', source_chunk,
+                    'source_offset', source_offset,
+                    'entry_state', entry_state,
+                    'expects_absent', expects_absent,
+                    'expected_version', expected_version,
+                    'produced_state', produced_state
+                ) end)) as transaction_rows
+            from remainder_candidates
+            group by tran_pos, subscriber, in_remainder
+        ) as transactions
+        group by in_remainder, fold_chunk
+    ) as chunked
 
 ),
 
 fold as (
 
-    {#- The sequential reader over the remainder. The accumulator holds, per folded
-        candidate, the state it leaves and its transaction's decision, in chunks (`done`
-        plus `current`) so that a step copies one chunk, not the whole history; `cuts`
-        lists the subscribers a rejection has cut (reinit). For a transaction: the state
-        before each of its rows is its source's state (or entry_state), and it is applied
-        when every row is in the state it expects and nothing rejects it anyway.
-        `element_at(transform(array(x), name -> ...), 1)` names an intermediate value. #}
-    select aggregate(
-        transactions,
-        named_struct(
-            'done', cast(array() as array<array<{{ stored }}>>),
-            'current', cast(array() as array<{{ stored }}>),
-            'chunk', 0,
-            'cuts', cast(array() as array<string>)
-        ),
-        (acc, tx) -> element_at(transform(
-            array(if(
-                tx.fold_chunk = acc.chunk, acc,
-                named_struct(
-                    'done', concat(acc.done, array(acc.current)),
-                    'current', cast(array() as array<{{ stored }}>),
-                    'chunk', tx.fold_chunk,
-                    'cuts', acc.cuts
-                )
-            )),
-            store -> element_at(transform(
-                array(transform(tx.rows, r -> case
-                    when r.source_chunk is null then r.entry_state
-                    when r.source_chunk < size(store.done)
-                        then element_at(element_at(store.done, r.source_chunk + 1), r.source_offset + 1).state
-                    else element_at(store.current, r.source_offset + 1).state
-                end)),
-                befores -> element_at(transform(
-                    array(
-                        not tx.rejected_anyway
-                        and not array_contains(store.cuts, tx.subscriber)
-                        and forall(
-                            zip_with(tx.rows, befores, (r, before) -> case
-                                when r.expects_absent then before is null
-                                else coalesce(before = r.expected_version, false)
-                            end),
-                            matches -> matches
-                        )
-                    ),
-                    applied -> named_struct(
-                        'done', store.done,
-                        'current', concat(store.current, zip_with(tx.rows, befores, (r, before) -> named_struct(
-                            'tran_pos', tx.tran_pos,
-                            'state', if(applied, r.produced_state, before),
-                            'applied', applied
-                        ))),
-                        'chunk', store.chunk,
-                        'cuts', {% if reinit -%}
-                            if(applied, store.cuts, array_union(store.cuts, array(tx.subscriber)))
-                        {%- else -%}
-                            store.cuts
-                        {%- endif %}
-                    )
-                ), 1)
-            ), 1)
-        ), 1),
-        acc -> transform(
-            flatten(concat(acc.done, array(acc.current))),
-            folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
-        )
-    ) as folded_decisions,
+    {#- The sequential reader over the remainder, one chunk at a time. `aggregate` copies its
+        accumulator at every step, so the fold is two-level: over a chunk's transactions the
+        accumulator is that chunk's store alone (`current`: per folded candidate, the state
+        it leaves and its transaction's decision), and the finished chunks (`done`) are
+        carried once per chunk. `cuts` lists the subscribers a rejection has cut (reinit).
+        For a transaction: the state before each of its rows is its source's state (or
+        entry_state), and it is applied when every row is in the state it expects and
+        nothing rejects it anyway. `element_at(transform(array(x), v -> ...), 1)` names an
+        intermediate value v. #}
+    select
+        aggregate(
+            chunks,
+            named_struct(
+                'done', cast(array() as array<array<{{ stored }}>>),
+                'cuts', cast(array() as array<string>)
+            ),
+            (finished, chunk) -> element_at(transform(
+                array(aggregate(
+                    chunk.transactions,
+                    named_struct('current', cast(array() as array<{{ stored }}>), 'cuts', finished.cuts),
+                    (store, tx) -> element_at(transform(
+                        array(transform(tx.rows, r -> case
+                            when r.source_chunk is null then r.entry_state
+                            when r.source_chunk < size(finished.done)
+                                then element_at(element_at(finished.done, r.source_chunk + 1), r.source_offset + 1).state
+                            else element_at(store.current, r.source_offset + 1).state
+                        end)),
+                        befores -> element_at(transform(
+                            array(
+                                not tx.rejected_anyway
+                                and not array_contains(store.cuts, tx.subscriber)
+                                and forall(
+                                    zip_with(tx.rows, befores, (r, before) -> case
+                                        when r.expects_absent then before is null
+                                        else coalesce(before = r.expected_version, false)
+                                    end),
+                                    matches -> matches
+                                )
+                            ),
+                            applied -> named_struct(
+                                'current', concat(store.current, zip_with(tx.rows, befores, (r, before) -> named_struct(
+                                    'tran_pos', tx.tran_pos,
+                                    'state', if(applied, r.produced_state, before),
+                                    'applied', applied
+                                ))),
+                                'cuts', {% if reinit -%}
+                                    if(applied, store.cuts, array_union(store.cuts, array(tx.subscriber)))
+                                {%- else -%}
+                                    store.cuts
+                                {%- endif %}
+                            )
+                        ), 1)
+                    ), 1)
+                )),
+                filled -> named_struct('done', concat(finished.done, array(filled.current)), 'cuts', filled.cuts)
+            ), 1),
+            finished -> transform(
+                flatten(finished.done),
+                folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
+            )
+        ) as folded_decisions,
         decided_outside
     from fold_input
 
