@@ -52,8 +52,9 @@ new_commands as (
 
 ),
 
-new_command_keys as (  -- noqa: ST03 (read by publisher_rows_sql)
+new_command_keys as (  -- noqa: ST03
 
+    {#- read by publisher_rows_sql below #}
     select distinct
         article,
         row_key

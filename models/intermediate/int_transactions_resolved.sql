@@ -10,8 +10,8 @@
     sequential reader would apply it (docs/architecture.md §5). Kept per batch so a rerun
     after a crash finishes the batch as it was decided.
 
-    Under subscriber_wins every live transaction is applied. Otherwise one statement decides
-    the batch in named steps:
+    Under subscriber_wins every live transaction is applied (the steps below are defined but
+    never read). Otherwise one statement decides the batch in named steps:
       candidates       one row per (live transaction, publisher row), states as strings
       naive_*          every candidate judged as if each earlier one on its row were applied
       doubt_<k>        which transactions an earlier rejection may still flip, k hops deep
@@ -43,19 +43,6 @@ int_batch_transactions as (
     where batch_id = {{ batch_id }}
 
 ),
-
-{% if publication.policy == 'subscriber_wins' -%}
-
-resolved as (
-
-    select
-        tran_pos,
-        prejudged_outcome is null as is_applied
-    from int_batch_transactions
-
-),
-
-{%- else -%}
 
 int_transaction_rows as (
 
@@ -103,8 +90,8 @@ on_rows as (
         lag(tran_pos) over on_row as previous_pos,
         not has_own_write_conflict
         and case
-            when row_number() over on_row = 1 then {{ _state_matches('root_state') }}
-            else {{ _state_matches('lag(produced_state) over on_row') }}
+            when row_number() over on_row = 1 then {{ qrepl_state_matches('root_state') }}
+            else {{ qrepl_state_matches('lag(produced_state) over on_row') }}
         end as naive_matches,
         case
             when row_number() over on_row = 1 then root_state
@@ -126,7 +113,7 @@ naive_decided as (
             partition by subscriber
         ), 2147483647) and transaction_matches as naive_applied
         {%- else %}
-        transaction_matches as naive_applied
+            transaction_matches as naive_applied
         {%- endif %}
     from (
         select
@@ -154,26 +141,26 @@ doubt_0 as (
     to its subscriber's later transactions: whether they follow a first rejection is doubtful
     too). A transaction without doubt is decided exactly by the naive step. #}
 {% for k in range(hops + 1) -%}
-doubt_{{ k + 1 }} as (
+    doubt_{{ k + 1 }} as (
 
-    select
-        {{ carried | join(', ') }},
-        doubtful_before,
-        bool_or(doubtful_here) over (partition by tran_pos) as doubtful
-    from (
         select
             {{ carried | join(', ') }},
-            doubtful as doubtful_before,
-            coalesce(tran_pos > min(case when not naive_applied or doubtful then tran_pos end) over (
-                partition by article, row_key
-            ), false)
-            {%- if reinit %}
+            doubtful_before,
+            bool_or(doubtful_here) over (partition by tran_pos) as doubtful
+        from (
+            select
+                {{ carried | join(', ') }},
+                doubtful as doubtful_before,
+                coalesce(tran_pos > min(case when not naive_applied or doubtful then tran_pos end) over (
+                    partition by article, row_key
+                ), false)
+                {%- if reinit %}
             or coalesce(tran_pos > min(case when doubtful then tran_pos end) over (partition by subscriber), false)
             {%- endif %} as doubtful_here
-        from doubt_{{ k }}
-    ) as spread
+            from doubt_{{ k }}
+        ) as spread
 
-),
+    ),
 
 {% endfor -%}
 
@@ -189,15 +176,16 @@ placed as (
             when previous_pos is null then root_state
             else lag(naive_state_after) over on_row
         end as entry_state,
-        coalesce(lag(in_remainder) over on_row, false) as follows_folded
-        {%- if reinit %},
-        {#- a subscriber already cut by an exactly decided rejection earlier in the batch #}
-        coalesce(max(not in_remainder and not naive_applied) over (
-            partition by subscriber order by tran_pos range between unbounded preceding and 1 preceding
-        ), false) as cut_before
-        {%- else %},
-        false as cut_before
-        {%- endif %}
+        coalesce(lag(in_remainder) over on_row, false) as follows_folded,
+        {#- under reinit: a subscriber already cut by an exactly decided rejection earlier
+            in the batch #}
+        {% if reinit -%}
+            coalesce(max(not in_remainder and not naive_applied) over (
+                partition by subscriber order by tran_pos range between unbounded preceding and 1 preceding
+            ), false)
+        {%- else -%}
+            false
+        {%- endif %} as cut_before
     from (
         select
             doubt.*,
@@ -361,15 +349,20 @@ fold as (
 
 resolved as (
 
-    select distinct
-        decision.tran_pos,
-        decision.applied as is_applied
-    from fold
-    lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
+    {% if publication.policy == 'subscriber_wins' %}
+        select
+            tran_pos,
+            prejudged_outcome is null as is_applied
+        from int_batch_transactions
+    {% else %}
+        select distinct
+            decision.tran_pos,
+            decision.applied as is_applied
+        from fold
+            lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
+    {% endif %}
 
 ),
-
-{%- endif %}
 
 final as (
 

@@ -36,8 +36,9 @@ reinit_requests as (
 
 ),
 
-changed_keys as (  -- noqa: ST03 (read by publisher_rows_sql)
+changed_keys as (  -- noqa: ST03
 
+    {#- read by publisher_rows_sql below #}
     select
         article,
         row_key
