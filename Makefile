@@ -79,7 +79,7 @@ bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZE
 		--markdown bench/RESULTS.md --readme README.md
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
-	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
+	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/spark/test_conformance.py
 
