@@ -285,8 +285,8 @@ def test_generated_workloads_match_reference(spark, policy):
 def test_cascades_and_coupled_groups_match_reference(spark, policy):
     """Deep cascades of dependent multi-row transactions from offline subscribers sharing
     rows (coupled_workloads): the fold of the resolution's remainder == the reference.
-    QREPL_CONFORMANCE_COUPLED workloads per policy (default 20, one pack)."""
-    examples = int(os.environ.get("QREPL_CONFORMANCE_COUPLED", "20"))
+    QREPL_CONFORMANCE_COUPLED workloads per policy (default 10, one pack)."""
+    examples = int(os.environ.get("QREPL_CONFORMANCE_COUPLED", "10"))
     size = min(PACK, examples)
 
     @settings(max_examples=math.ceil(examples / size), deadline=None, derandomize=os.environ.get("CI") == "true",
