@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -72,7 +71,7 @@ def _commands_sql(shape: str, changes: int, rows: int) -> str:
     if shape == "typical":
         return f"""
             with commands as (
-                select id as n, cast(id * 3 / 6 as bigint) as t_base from range({changes})
+                select id as n from range({changes})
             ),
             shaped as (
                 -- ids 6k..6k+5 form transactions of 1, 2 and 3 commands: (6k), (6k+1, 6k+2), (6k+3..6k+5)
@@ -370,7 +369,6 @@ def main() -> None:
     ap.add_argument("--markdown", type=Path, help="also write the table (and per-model times) to this file")
     ap.add_argument("--readme", type=Path, help="replace the table between the bench markers of this file")
     args = ap.parse_args()
-    os.environ.setdefault("QREPL_BATCH_TIME", "")
     spark = get_spark()
     fixed = None
     if "1k" in args.sizes:
