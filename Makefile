@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: test-fast lint-js package-check package-demo bench
+.PHONY: test-fast lint-js package-check package-demo bench bench-replay
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -77,6 +77,10 @@ bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZE
 	rm -rf $(CURDIR)/.qrepl_state/bench
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench $(PY) bench/bench.py $(if $(SIZES),--sizes $(SIZES)) \
 		--markdown bench/RESULTS.md --readme README.md
+
+bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
+	rm -rf $(CURDIR)/.qrepl_state/bench-replay
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-replay $(PY) bench/replay_bench.py $(if $(TRANSACTIONS),--transactions $(TRANSACTIONS))
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \

@@ -191,12 +191,27 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
     clock = SCENARIO_EPOCH
     tran_seqs: dict[str, int] = {}
     pending_changes: list[PublisherChange] = []  # consecutive publisher_change steps, applied together
+    # consecutive enqueue steps: one append of all their rows (a subscription cannot change
+    # between them, so each subscriber's generation is read once)
+    pending_queue: list[dict] = []
+    generations: dict[str, int] = {}
+
+    def generation_of(subscriber: str) -> int:
+        if not isinstance(subscriber, str):  # a malformed scenario's subscriber: not cached
+            return backend.generation_of(subscriber)
+        if subscriber not in generations:
+            generations[subscriber] = backend.generation_of(subscriber)
+        return generations[subscriber]
+
     for step in scenario.steps:
         (kind, body), = step.items()
         clock += timedelta(seconds=1)
         if kind != "publisher_change" and pending_changes:
             backend.publisher_changes(pending_changes)
             pending_changes = []
+        if kind not in ("enqueue", "advance_clock") and pending_queue:
+            backend.enqueue(pending_queue)
+            pending_queue, generations = [], {}
         if kind == "publisher_rows":
             for article, rows in body.items():
                 backend.put_publisher_rows(article, rows)
@@ -204,7 +219,7 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
             row = body.get("row") or body.get("key")
             pending_changes.append((body["article"], body["op"], row, body.get("new_version")))
         elif kind == "enqueue":
-            backend.enqueue(queue_rows_for(scenario, body, clock, tran_seqs, backend.generation_of))
+            pending_queue.extend(queue_rows_for(scenario, body, clock, tran_seqs, generation_of))
         elif kind == "run":
             backend.run(clock)
         elif kind == "reinitialize":
@@ -215,6 +230,8 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
             clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
     if pending_changes:
         backend.publisher_changes(pending_changes)
+    if pending_queue:
+        backend.enqueue(pending_queue)
     return backend.outputs()
 
 
