@@ -270,7 +270,7 @@ def _clock(began: float) -> str:
 
 # -- the checks ---------------------------------------------------------------------------------
 def verify(schema: str, report_path: Path) -> int:
-    from qrepl.distribution import _table_at
+    from qrepl.replica import table_at
     from qrepl.model import canonical_key, normalize_row
     from qrepl.reference import ReferenceReader
     from qrepl.replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
@@ -316,7 +316,7 @@ def verify(schema: str, report_path: Path) -> int:
     for article in pub.articles:
         first = (spark.table(f"{wh.table(article.name)}.snapshots").orderBy("committed_at")
                  .select("snapshot_id").first())
-        initial = [r.asDict() for r in _table_at(wh, article.name, first.snapshot_id if first else None).collect()]
+        initial = [r.asDict() for r in table_at(wh, article.name, first.snapshot_id if first else None).collect()]
         reference.put_publisher_rows(article.name, initial)
     batch_of = {k: v[0] for k, v in times.items()}
     # every run is a batch, also one that found the queue empty (it still takes a batch id)
