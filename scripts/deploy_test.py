@@ -261,6 +261,12 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     print(f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')}; "
           f"compensating commands {report.get('compensating_commands')}")
     print(f"  wall time {time.time() - began:.0f} s")
+    # the point of the test: the parts really ran at the same time
+    runs_during_captures = sum(1 for s, _, rc in concurrent_runs if s < capture_end and rc == 0)
+    if verdict == 0 and (runs_during_captures == 0 or overlapping(concurrent_deliveries, concurrent_runs) == 0):
+        print("deploy-test: no queue-reader run went through while captures were writing, or no delivery "
+              "overlapped a run; raise QREPL_DEPLOY_TRANSACTIONS")
+        return 1
     return verdict
 
 
