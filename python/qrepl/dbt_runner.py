@@ -82,6 +82,22 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
     os.environ["QREPL_RUN_HOLDER"] = holder_text()  # names this process in the run lock
     try:
         return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
+    except Exception:
+        _release_own_lock(schema)
+        raise
     finally:
         os.environ.pop("QREPL_BATCH_TIME", None)
         os.environ.pop("QREPL_RUN_HOLDER", None)
+
+
+def _release_own_lock(schema: str) -> None:
+    """After a failed run: this process's own run lock, if dbt left it behind (best effort; the
+    run's own error is what the caller sees)."""
+    from .run_lock import release_if_mine
+    from .spark import get_spark
+    from .warehouse import Warehouse
+
+    try:
+        release_if_mine(Warehouse(get_spark(), schema))
+    except Exception:  # noqa: BLE001 - a second failure must not hide the first
+        pass

@@ -71,6 +71,16 @@ def release(wh: Warehouse) -> LockHolder | None:
     return holder
 
 
+def release_if_mine(wh: Warehouse) -> LockHolder | None:
+    """Remove the lock if this process holds it, after its run failed. dbt skips `on-run-end`
+    when `on-run-start` fails after the lock was taken, and a process that goes on (a
+    scheduler, a service) must not lock itself out; a run in another process is never touched."""
+    holder = current_holder(wh)
+    if holder is None or holder.holder != holder_text():
+        return None
+    return release(wh)
+
+
 def recover_dead_lock(wh: Warehouse) -> LockHolder | None:
     """Remove a lock whose holder was a qrepl process on this host that has died; returns it."""
     holder = current_holder(wh)
