@@ -2,9 +2,10 @@
 the next ordinary run recovers the dead run's lock, finishes the batch, and the result equals
 the sequential reference (docs/spec.md, failure contract).
 
-CI kills while the resolution is creating its work tables (a killed run once left a table
-directory without its metastore entry and wedged every later run); `make faults` kills at
-every write point (QREPL_KILL_POINTS=all).
+CI kills right after the first compare-and-swap MERGE into an article table (the apply step
+half done); `make faults` kills at every write point (QREPL_KILL_POINTS=all). Every kill also
+checks that no table is left behind (a killed run once left a work table's directory without
+its metastore entry and wedged every later run; the resolution has had no work tables since).
 """
 
 from __future__ import annotations
