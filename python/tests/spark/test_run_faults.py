@@ -49,6 +49,7 @@ EVENTS = {
     "reinitialize": ({"reinitialize": {"subscriber": "s2"}}, "model.qrepl.int_batch_subscriptions"),
 }
 POLICY_OF_EVENT = {"reinitialize": "publisher_wins_reinit"}
+APPLY_STEP = "model.qrepl.batch_applied"  # the only writes outside the batch's own tables
 
 
 def _expected(event: str | None, event_after_batch: bool) -> dict:
@@ -72,12 +73,20 @@ class InterruptedRun(SparkBackend):
         self.k, self.event, self.runs = k, event, 0
         self.labels: list[str] = []
         self.failed = False
+        self.untouched_before_apply: bool | None = None  # set when the failure came before the apply step
+
+    def applied_state(self) -> dict:
+        """What the run may change only in its apply step: the article tables and the subscriptions."""
+        state = {a.name: sorted(map(repr, self.wh.publisher_rows(a.name))) for a in self.scenario.publication.articles}
+        state["subscriptions"] = sorted(map(repr, self.wh.rows_of("subscriptions")))
+        return state
 
     def run(self, batch_time) -> None:
         self.runs += 1
         if self.runs != CRASHED_RUN:
             return super().run(batch_time)
         batches_before = len(self.wh.rows_of("queue_reader_history"))
+        seen_before = self.applied_state()
         faults.arm(self.k, faults.raise_fault)
         try:
             super().run(batch_time)
@@ -86,6 +95,9 @@ class InterruptedRun(SparkBackend):
         finally:
             faults.disarm()
             self.labels = faults.labels()
+        if not any(label.startswith(APPLY_STEP) for label in self.labels):
+            # failed before the apply step: nothing a subscriber or publisher reader sees moved
+            self.untouched_before_apply = self.applied_state() == seen_before
         step, _ = EVENTS[self.event]
         if step is not None:
             (kind, body), = step.items()
@@ -160,4 +172,7 @@ def test_a_failed_run_is_finished_by_the_next_one(spark, event):
         backend = InterruptedRun(scenario, k, event)
         play(scenario, backend)
         assert backend.failed, f"write {k} of {len(labels)} ({labels[k - 1]}) did not fail the run"
+        assert backend.untouched_before_apply is not False, \
+            f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or " \
+            f"subscriptions changed"
         _check_converged(spark, backend, event)
