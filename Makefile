@@ -91,7 +91,7 @@ faults: $(STAMP)        ## every write point of a run, killed and failed, under 
 	rm -rf $(CURDIR)/.qrepl_state/faults
 	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_LAYER_KILL=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
 		$(PY) -m pytest -q python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
-		python/tests/e2e/test_crash_kill.py python/tests/e2e/test_layer_kill.py
+		python/tests/e2e/test_crash_kill.py python/tests/e2e/test_layer_kill.py python/tests/spark/concurrent_captures_check.py
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
