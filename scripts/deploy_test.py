@@ -247,6 +247,8 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     failed_captures = [e for e in entries if e["status"] == "failed"]
     concurrent_runs = scheduler.runs[:-1]
     concurrent_deliveries = distributor.runs[:-1]
+    overlapped = overlapping(concurrent_deliveries, concurrent_runs)
+    during_captures = [rc for s, _, rc in concurrent_runs if s < capture_end]  # exit codes of those runs
     print("\ndeploy-test numbers")
     print(f"  transactions attempted {len(entries)}; queued {report.get('transactions_queued')} "
           f"({report.get('commands_queued')} commands); capture calls that raised {len(failed_captures)}")
@@ -255,15 +257,13 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     print(f"  queue-reader runs {len(scheduler.runs)} ({sum(1 for r in scheduler.runs if r[2] != 0)} failed), "
           f"batches {report.get('batches')}; distributions {len(distributor.runs)} "
           f"({sum(1 for r in distributor.runs if r[2] != 0)} failed)")
-    print(f"  deliveries that overlapped a run {overlapping(concurrent_deliveries, concurrent_runs)} "
-          f"of {len(concurrent_deliveries)}; runs while captures were writing "
-          f"{sum(1 for s, _, _ in concurrent_runs if s < capture_end)}")
+    print(f"  deliveries that overlapped a run {overlapped} of {len(concurrent_deliveries)}; "
+          f"runs while captures were writing {len(during_captures)}")
     print(f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')}; "
           f"compensating commands {report.get('compensating_commands')}")
     print(f"  wall time {time.time() - began:.0f} s")
     # the point of the test: the parts really ran at the same time
-    runs_during_captures = sum(1 for s, _, rc in concurrent_runs if s < capture_end and rc == 0)
-    if verdict == 0 and (runs_during_captures == 0 or overlapping(concurrent_deliveries, concurrent_runs) == 0):
+    if verdict == 0 and (0 not in during_captures or overlapped == 0):
         print("deploy-test: no queue-reader run went through while captures were writing, or no delivery "
               "overlapped a run; raise QREPL_DEPLOY_TRANSACTIONS")
         return 1
