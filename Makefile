@@ -87,10 +87,10 @@ conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the 
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/spark/test_conformance.py
 
-faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long)
+faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long; prints each point)
 	rm -rf $(CURDIR)/.qrepl_state/faults
 	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_LAYER_KILL=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
-		$(PY) -m pytest -q python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
+		$(PY) -m pytest -q -s python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
 		python/tests/e2e/test_crash_kill.py python/tests/e2e/test_layer_kill.py python/tests/spark/concurrent_captures_check.py
 
 lint: $(STAMP) lint-js

@@ -84,3 +84,4 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
         for table, rows in expected.items():
             assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
                 f"{table} differs after a kill at write {k} ({label})"
+        print(f"run killed at write {k} ({label}): converged", flush=True)

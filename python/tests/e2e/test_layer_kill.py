@@ -55,3 +55,4 @@ def test_a_killed_write_path_converges_when_rerun(tmp_path, operation):
         assert recovered.returncode == 0, recovered.stderr[-3000:]
         actual = json.loads((tmp_path / f"after_{k}.json").read_text())
         assert actual["state"] == expected["state"], f"{operation} did not converge after a kill at write {k}"
+        print(f"{operation} killed at write {k}/{writes}: converged", flush=True)

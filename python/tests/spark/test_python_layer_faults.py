@@ -82,6 +82,7 @@ def test_a_failed_write_path_converges_when_rerun(wh, operation, tmp_path):
             # after its last write an operation is done: a rerun would be a new one (a second
             # reinitialization, an "already subscribed"), so the state must already be final
             assert state(wh) == expected, f"{operation} did not converge after a failure at write {k}"
+            print(f"{operation} failed at write {k}/{writes}: converged", flush=True)
     finally:
         faults.disarm()
         checkpoint.restore()

@@ -180,3 +180,4 @@ def test_a_failed_run_is_finished_by_the_next_one(spark, event):
             f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or " \
             f"subscriptions changed"
         _check_converged(spark, backend, event)
+        print(f"run failed at write {k}/{len(labels)} ({labels[k - 1]}), event {event}: converged", flush=True)
