@@ -83,15 +83,16 @@ bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps v
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-replay $(PY) bench/replay_bench.py $(if $(TRANSACTIONS),--transactions $(TRANSACTIONS))
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
-	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
+	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_SCENARIO_POLICIES=all \
+		QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/conformance \
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
-		$(PY) -m pytest -q python/tests/spark/test_conformance.py
+		$(PY) -m pytest -q python/tests/spark/test_conformance.py python/tests/spark/test_replay_spark.py
 
 faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long; prints each point)
 	rm -rf $(CURDIR)/.qrepl_state/faults
-	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_LAYER_KILL=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
+	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
 		$(PY) -m pytest -q -s python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
-		python/tests/e2e/test_crash_kill.py python/tests/e2e/test_layer_kill.py python/tests/spark/concurrent_captures_check.py
+		python/tests/e2e/test_crash_kill.py python/tests/e2e/layer_kill_check.py python/tests/spark/concurrent_captures_check.py
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench

@@ -1,5 +1,5 @@
 """The Python layer's write paths and the state they leave, shared by the failure tests
-(`spark/test_python_layer_faults.py`, in-process) and the kill tests (`e2e/test_layer_kill.py`,
+(`spark/test_python_layer_faults.py`, in-process) and the kill tests (`e2e/layer_kill_check.py`,
 a process per try)."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ a key, so one replay of the pack checks them all, and the pack itself is one mor
 workload that must match too. If a pack differs, each of its workloads is replayed on its
 own to name the one that differs.
 
-CI runs QREPL_CONFORMANCE_EXAMPLES workloads per policy (default 50, two packs of 25) in one Spark session;
+CI runs QREPL_CONFORMANCE_EXAMPLES workloads per policy (default 25, one pack) in one Spark session;
 `make conformance N=300` runs more on demand (progress in .qrepl_state/conformance.log).
 """
 
@@ -30,7 +30,7 @@ from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, pla
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("QREPL_CONFORMANCE_EXAMPLES", "25"))
 # more than ~25 workloads per example exceed hypothesis's budget of choices per example
 PACK = min(25, max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "25"))))
 KEY_TYPES = ["int", "bigint", "string"]
