@@ -21,7 +21,7 @@ import pytest
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
 DRIVER = Path(__file__).with_name("layer_driver.py")
-OPS = ["distribute", "reinitialize", "subscription_add", "enqueue"]
+OPS = ["distribute", "reinitialize", "subscription_add", "capture", "enqueue"]
 
 
 def _run(env: dict, *args: str) -> subprocess.CompletedProcess:
