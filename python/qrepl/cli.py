@@ -148,7 +148,8 @@ def run(wait_seconds: float) -> None:
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the selected conflicts' full details (JSON lines) to this file.")
 @click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
-              help="Remove a reviewed conflict by conflict_id (repeatable).")
+              help="Remove a reviewed conflict by conflict_id (repeatable). Conflicts of a batch a failed "
+                   "run left unfinished are kept, with one line saying so, until a run finishes it.")
 def conflicts(publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
               remove_ids) -> None:
     """List conflicts, show one side by side, log or remove reviewed ones.
@@ -163,8 +164,11 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
     from .service import list_conflicts, remove_conflicts
 
     if remove_ids:
-        removed = remove_conflicts(_schema(), list(remove_ids))
+        removed, kept = remove_conflicts(_schema(), list(remove_ids))
         _echo(f"removed {removed} conflict(s)")
+        for batch_id, n in sorted(kept.items()):
+            _echo(f"kept {n} conflict(s) of batch {batch_id}: a failed run left that batch unfinished; "
+                  f"the next qrepl run finishes it, remove them after that")
         return
     rows = list_conflicts(_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:

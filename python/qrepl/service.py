@@ -150,17 +150,27 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     return rows
 
 
-def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> int:
-    """Delete reviewed conflicts by id (ids travel in a DataFrame, not in SQL text)."""
+def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, dict[int, int]]:
+    """Delete reviewed conflicts by id (ids travel in a DataFrame, not in SQL text). Returns
+    the number removed and, per batch, the conflicts kept because their batch is unfinished (a
+    failed run wrote them; the next run finishes that batch and writes its conflicts only if
+    none are there, so removing them all now would bring them back)."""
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
-        return 0
+        return 0, {}
+    finished = 0
+    if wh.exists("queue_reader_history"):
+        finished = wh.spark.sql(f"select coalesce(max(batch_id), 0) as b from {wh.table('queue_reader_history')}"
+                                ).first()["b"]
     ids = wh.spark.createDataFrame([(i,) for i in conflict_ids], "conflict_id STRING")
     ids.createOrReplaceTempView("qrepl_conflicts_to_remove")
+    chosen = "conflict_id in (select conflict_id from qrepl_conflicts_to_remove)"
+    kept = {r["batch_id"]: r["n"] for r in wh.spark.sql(
+        f"select batch_id, count(*) as n from {wh.table('conflicts')} where {chosen} and batch_id > {int(finished)} "
+        f"group by batch_id").collect()}
     before = wh.spark.table(wh.table("conflicts")).count()
-    wh.spark.sql(f"delete from {wh.table('conflicts')} where conflict_id in "
-                 f"(select conflict_id from qrepl_conflicts_to_remove)")
-    return before - wh.spark.table(wh.table("conflicts")).count()
+    wh.spark.sql(f"delete from {wh.table('conflicts')} where {chosen} and batch_id <= {int(finished)}")
+    return before - wh.spark.table(wh.table("conflicts")).count(), kept
 
 
 def immediate_stats(wh) -> dict[str, dict[str, Any]]:

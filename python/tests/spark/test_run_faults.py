@@ -26,6 +26,7 @@ import pytest
 from qrepl import faults
 from qrepl.dbt_runner import DbtError
 from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play, queue_rows_for
+from qrepl.service import remove_conflicts
 
 pytestmark = pytest.mark.spark
 
@@ -47,6 +48,9 @@ EVENTS = {
          "new_version": "33000000-0000-4000-8000-000000000003"}]}]}, "model.qrepl.int_batch_commands"),
     "drop_subscription": ({"drop_subscription": {"subscriber": "s3"}}, "model.qrepl.int_batch_subscriptions"),
     "reinitialize": ({"reinitialize": {"subscriber": "s2"}}, "model.qrepl.int_batch_subscriptions"),
+    # the user removes every conflict listed: those of the unfinished batch are kept (removing
+    # them all would make the finishing run write them again), so the result is the reference's
+    "remove_conflicts": ({"remove_conflicts": {}}, None),
 }
 POLICY_OF_EVENT = {"reinitialize": "publisher_wins_reinit"}
 APPLY_STEP = "model.qrepl.batch_applied"  # the only writes outside the batch's own tables
@@ -57,7 +61,7 @@ def _expected(event: str | None, event_after_batch: bool) -> dict:
     steps are compensated so every other step keeps its time."""
     scenario = load_scenario(SCENARIO, POLICY_OF_EVENT.get(event))
     step, _ = EVENTS[event]
-    if step is not None:
+    if step is not None and "remove_conflicts" not in step:
         runs = [i for i, s in enumerate(scenario.steps) if "run" in s]
         at = runs[CRASHED_RUN - 1] + (1 if event_after_batch else 0)
         scenario.steps[at:at] = [step, {"advance_clock": {"seconds": -2}}]
@@ -109,6 +113,9 @@ class InterruptedRun(SparkBackend):
                 self.drop_subscription(body["subscriber"])
             elif kind == "reinitialize":
                 self.reinitialize(body["subscriber"])
+            elif kind == "remove_conflicts":
+                listed = [c["conflict_id"] for c in self.wh.rows_of("conflicts")] if self.wh.exists("conflicts") else []
+                self.removed = remove_conflicts(SCHEMA, listed)
         if len(self.wh.rows_of("queue_reader_history")) == batches_before:
             super().run(batch_time + timedelta(0))  # the next ordinary run finishes the batch
 
@@ -133,6 +140,10 @@ def _points(labels: tuple[str, ...], event: str | None) -> list[int]:
     sweep = os.environ.get("QREPL_FAULT_POINTS", "")
     if sweep == "all" and event is None:
         return list(range(1, len(labels) + 1))
+    if sweep == "all" and EVENTS[event][1] is None:  # the batch unfinished, its conflicts written:
+        # right after them, at the start of the apply step, and right before the history row
+        return [first("model.qrepl.conflicts"), first("model.qrepl.batch_applied"),
+                first("model.qrepl.queue_reader_history") - 1]
     if sweep == "all":  # an event only matters relative to the write that freezes what it changes
         frozen = first(EVENTS[event][1])
         return sorted({1, frozen - 1, frozen, first("model.qrepl.batch_applied"),
@@ -179,4 +190,7 @@ def test_a_failed_run_is_finished_by_the_next_one(spark, event):
             f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or " \
             f"subscriptions changed"
         _check_converged(spark, backend, event)
+        if event == "remove_conflicts":  # nothing removed, and the user was told why
+            removed, kept = backend.removed
+            assert removed == 0 and list(kept) == [CRASHED_RUN] and kept[CRASHED_RUN] > 0, backend.removed
         print(f"run failed at write {k}/{len(labels)} ({labels[k - 1]}), event {event}: converged", flush=True)
