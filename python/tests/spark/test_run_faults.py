@@ -175,10 +175,10 @@ def _check_converged(spark, backend: InterruptedRun, event: str | None) -> None:
     assert leftovers == []
 
 
-CI_EVENTS = [None, "publisher_write", "drop_subscription", "reinitialize"]  # `make faults`: all of EVENTS
+CI_EVENTS = [None, "publisher_write", "drop_subscription", "reinitialize"]  # QREPL_FAULT_POINTS set: all of EVENTS
 
 
-@pytest.mark.parametrize("event", list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") == "all" else CI_EVENTS)
+@pytest.mark.parametrize("event", list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") else CI_EVENTS)
 def test_a_failed_run_is_finished_by_the_next_one(spark, event):
     labels = _write_labels(POLICY_OF_EVENT.get(event))
     for k in _points(labels, event):
