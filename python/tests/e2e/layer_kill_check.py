@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from python_layer_ops import RETRY_IS_NEW_WORK, SCHEMA
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -55,5 +56,13 @@ def test_a_killed_write_path_converges_when_rerun(tmp_path, operation):
         recovered = _run(env, "recover" if k < writes else "read", operation, str(tmp_path / f"after_{k}.json"))
         assert recovered.returncode == 0, recovered.stderr[-3000:]
         actual = json.loads((tmp_path / f"after_{k}.json").read_text())
+        if operation in RETRY_IS_NEW_WORK and k < writes:
+            # a capture commits with its queue append: the transaction is queued once, whole (the
+            # driver fails on a partial one); a replica it had not yet changed gets the change
+            # with the next run and delivery (docs/reliability.md)
+            queue = f"{SCHEMA}.replication_queue"
+            assert actual["state"][queue] == expected["state"][queue], f"{operation}: queue after a kill at write {k}"
+            print(f"{operation} killed at write {k}/{writes}: the transaction is queued once", flush=True)
+            continue
         assert actual["state"] == expected["state"], f"{operation} did not converge after a kill at write {k}"
         print(f"{operation} killed at write {k}/{writes}: converged", flush=True)
