@@ -158,19 +158,20 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, 
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
         return 0, {}
-    finished = 0
-    if wh.exists("queue_reader_history"):
-        finished = wh.spark.sql(f"select coalesce(max(batch_id), 0) as b from {wh.table('queue_reader_history')}"
-                                ).first()["b"]
     ids = wh.spark.createDataFrame([(i,) for i in conflict_ids], "conflict_id STRING")
     ids.createOrReplaceTempView("qrepl_conflicts_to_remove")
-    chosen = "conflict_id in (select conflict_id from qrepl_conflicts_to_remove)"
-    kept = {r["batch_id"]: r["n"] for r in wh.spark.sql(
-        f"select batch_id, count(*) as n from {wh.table('conflicts')} where {chosen} and batch_id > {int(finished)} "
-        f"group by batch_id").collect()}
-    before = wh.spark.table(wh.table("conflicts")).count()
-    wh.spark.sql(f"delete from {wh.table('conflicts')} where {chosen} and batch_id <= {int(finished)}")
-    return before - wh.spark.table(wh.table("conflicts")).count(), kept
+    chosen = wh.spark.table(wh.table("conflicts")).join(ids, "conflict_id", "left_semi")
+    if not wh.exists("queue_reader_history"):  # no batch finished yet
+        return 0, {r["batch_id"]: r["count"] for r in chosen.groupBy("batch_id").count().collect()}
+    finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")  # as unapplied_queue reads it
+    kept = {r["batch_id"]: r["count"] for r in chosen.join(finished, "batch_id", "left_anti")
+            .groupBy("batch_id").count().collect()}
+    removed = chosen.join(finished, "batch_id", "left_semi").count()
+    if removed:
+        wh.spark.sql(f"delete from {wh.table('conflicts')} "
+                     f"where conflict_id in (select conflict_id from qrepl_conflicts_to_remove) "
+                     f"and batch_id in (select batch_id from {wh.table('queue_reader_history')})")
+    return removed, kept
 
 
 def immediate_stats(wh) -> dict[str, dict[str, Any]]:
