@@ -99,3 +99,11 @@ OPERATIONS: dict[str, Callable] = {
 RETRY_IS_NEW_WORK = {"capture"}
 
 
+def captured_commands(wh: Warehouse) -> int:
+    """How many of the capture's 2 commands are queued after it failed or was killed: 0 (it did
+    not commit: the caller captures again) or 2 (its queue append, the commit point, happened;
+    the replica follows after the next run and delivery). Anything else is a partial
+    transaction."""
+    return len([q for q in wh.rows_of("replication_queue") if q["tran_id"] == "a2"])
+
+

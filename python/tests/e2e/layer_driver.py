@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python/tests: the shared helpers
 
-from python_layer_ops import OPERATIONS, RETRY_IS_NEW_WORK, SCHEMA, build_base, state  # noqa: E402
+from python_layer_ops import OPERATIONS, RETRY_IS_NEW_WORK, SCHEMA, build_base, captured_commands, state  # noqa: E402
 from qrepl import faults  # noqa: E402
 from qrepl.spark import get_spark  # noqa: E402
 from qrepl.warehouse import Warehouse  # noqa: E402
@@ -43,11 +43,9 @@ def main(argv: list[str]) -> int:
         Path(argv[2]).write_text(json.dumps({"writes": writes, "state": state(wh)}))
         return 0
     if mode == "recover" and argv[1] in RETRY_IS_NEW_WORK:
-        # a capture is committed by its queue append: before it nothing is queued and the caller,
-        # who saw it fail, captures again; after it the transaction is queued once, whole
-        queued = [q for q in wh.rows_of("replication_queue") if q["tran_id"] == "a2"]
-        if len(queued) not in (0, 2):
-            print(f"a partial transaction is visible: {len(queued)} of 2 commands queued", file=sys.stderr)
+        queued = captured_commands(wh)
+        if queued not in (0, 2):
+            print(f"a partial transaction is visible: {queued} of 2 commands queued", file=sys.stderr)
             return 1
         if not queued:
             op(wh, tmp)
