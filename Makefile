@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: test-fast lint-js package-check package-demo bench bench-replay
+.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-replay
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -22,7 +22,7 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser metastore-driver  ## unit, scenario, property, browser and shared-metastore tests
+test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q --durations=40
 
@@ -93,6 +93,11 @@ faults: $(STAMP)        ## every write point of a run, killed and failed, under 
 	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
 		$(PY) -m pytest -q -s python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
 		python/tests/e2e/test_crash_kill.py python/tests/e2e/layer_kill_check.py python/tests/spark/concurrent_captures_check.py
+
+concurrency: $(STAMP) metastore-driver  ## separate JVMs on one PostgreSQL metastore; two captures of one subscriber at the same instant
+	rm -rf $(CURDIR)/.qrepl_state/concurrency
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/concurrency $(PY) -m pytest -q -s \
+		python/tests/e2e/shared_metastore_check.py python/tests/spark/concurrent_captures_check.py
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench

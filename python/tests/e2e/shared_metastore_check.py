@@ -1,6 +1,10 @@
 """Several qrepl JVMs on one PostgreSQL-backed metastore (docs/deploying.md): started by the
 project's own script, concurrent Iceberg commits from separate processes all land (Iceberg's
-Hive locks on, their tables created by qrepl.spark), and the lock table is empty afterwards."""
+Hive locks on, their tables created by qrepl.spark), and the lock table is empty afterwards.
+
+`make concurrency` runs it (named *_check so `make test` does not collect it). CI covers separate
+JVMs on one PostgreSQL metastore through `make deploy-test`; what only this check adds is two
+JVMs racing to create the run lock."""
 
 import os
 import socket
