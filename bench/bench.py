@@ -118,7 +118,18 @@ def load_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int) -> Non
     wh.add_subscriptions([f"s{s}" for s in range(SUBSCRIBERS)])
     spark.sql(f"insert into {wh.table('items')} select cast(id as int), 0, concat('row ', id), {version('id')} "
               f"from range({rows})")
-    commands = spark.sql(_commands_sql(shape, changes, rows))
+    queue_batch(spark, wh, shape, changes, rows)
+    for copy in ("items_merge", "items_fold"):
+        spark.sql(f"create table {wh.schema}.{copy} using iceberg tblproperties ('format-version'='2', "
+                  f"'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+                  f"'write.update.mode'='merge-on-read') as select * from {wh.table('items')}")
+
+
+def queue_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int, first: int = 0) -> None:
+    """Append one batch of queued commands; transaction numbers (and enqueue times) start at
+    `first`, so a later batch follows the earlier ones."""
+    commands = spark.sql(f"select t + {first} as t, c, op, item, stale{', follows + ' + str(first) + ' as follows' if shape == 'hot' else ''} "
+                         f"from ({_commands_sql(shape, changes, rows)})")
     commands.createOrReplaceTempView("bench_commands")
     if shape == "hot":
         old = f"case when follows is null then {version('0')} else concat('11111111-0000-4000-8000-', " \
@@ -150,10 +161,6 @@ def load_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int) -> Non
             timestamp'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, t / 1000000.0) as enqueued_at
         from bench_commands
     """).writeTo(wh.table("replication_queue")).append()
-    for copy in ("items_merge", "items_fold"):
-        spark.sql(f"create table {wh.schema}.{copy} using iceberg tblproperties ('format-version'='2', "
-                  f"'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
-                  f"'write.update.mode'='merge-on-read') as select * from {wh.table('items')}")
 
 
 # -- the three contenders --------------------------------------------------------------------
