@@ -73,7 +73,7 @@ deploy-demo: $(STAMP) metastore-driver  ## the topology with a small publication
 deploy-test: $(STAMP) metastore-driver  ## concurrent captures + dbt runs on the cluster + distribution vs the reference
 	bash scripts/deploy_test.sh
 
-bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZES="1k 100k" for fewer); writes bench/RESULTS.md
+bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZES="1k 100k" for fewer); writes bench/RESULTS.md and, run whole, the README table
 	rm -rf $(CURDIR)/.qrepl_state/bench
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench $(PY) bench/bench.py $(if $(SIZES),--sizes $(SIZES)) \
 		--markdown bench/RESULTS.md --readme README.md

@@ -378,7 +378,8 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=DEFAULT_SIZES,
                     help=f"batches to run (default: all: {' '.join(DEFAULT_SIZES)})")
     ap.add_argument("--markdown", type=Path, help="also write the table (and per-model times) to this file")
-    ap.add_argument("--readme", type=Path, help="replace the table between the bench markers of this file")
+    ap.add_argument("--readme", type=Path, help="replace the table between the bench markers of this file "
+                    "(only when every size ran)")
     args = ap.parse_args()
     spark = get_spark()
     fixed = None
@@ -391,7 +392,9 @@ def main() -> None:
     per_model = {r.name: r.models for r in results}
     say("\n" + out)
     say("\nper model (s): " + json.dumps(per_model))
-    if args.readme:
+    if args.readme and sorted(args.sizes) != sorted(DEFAULT_SIZES):
+        say(f"\n{args.readme} not rewritten: its table comes from one run of every size (make bench)")
+    elif args.readme:
         text = args.readme.read_text()
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
         args.readme.write_text(text[:start] + "\n" + out + "\n" + text[end:])
