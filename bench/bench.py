@@ -128,8 +128,8 @@ def load_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int) -> Non
 def queue_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int, first: int = 0) -> None:
     """Append one batch of queued commands; transaction numbers (and enqueue times) start at
     `first`, so a later batch follows the earlier ones."""
-    commands = spark.sql(f"select t + {first} as t, c, op, item, stale{', follows + ' + str(first) + ' as follows' if shape == 'hot' else ''} "
-                         f"from ({_commands_sql(shape, changes, rows)})")
+    follows = f", follows + {first} as follows" if shape == "hot" else ""  # only hot chains its updates
+    commands = spark.sql(f"select t + {first} as t, c, op, item, stale{follows} from ({_commands_sql(shape, changes, rows)})")
     commands.createOrReplaceTempView("bench_commands")
     if shape == "hot":
         old = f"case when follows is null then {version('0')} else concat('11111111-0000-4000-8000-', " \
