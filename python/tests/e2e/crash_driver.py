@@ -2,6 +2,7 @@
 whole process group, so the Spark JVM dies with it) right after write K of its last run.
 
     python crash_driver.py crash SCENARIO SCHEMA K     # dies; exit status -9
+    python crash_driver.py crash SCENARIO SCHEMA =P    # dies right after the first write whose label starts with P
     python crash_driver.py recover SCENARIO SCHEMA OUT # the next ordinary run, outputs to OUT
 
 Both use the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
@@ -22,13 +23,21 @@ from qrepl.replay import SCENARIO_EPOCH, SparkBackend, load_scenario, normalized
 from qrepl.run_lock import wait_until_free
 
 
+def _announced_kill(k: int, label: str) -> None:
+    print(f"killing at write {k}\t{label}", flush=True)
+    faults.kill_process_group(k, label)
+
+
 class KilledRun(SparkBackend):
-    def __init__(self, scenario, schema: str, k: int) -> None:
+    def __init__(self, scenario, schema: str, point: str) -> None:
         super().__init__(scenario, schema)
-        self.k = k
+        self.point = point
 
     def run(self, batch_time) -> None:
-        faults.arm(self.k, faults.kill_process_group)
+        if self.point.startswith("="):
+            faults.arm_at_label(self.point[1:], _announced_kill)
+        else:
+            faults.arm(int(self.point), _announced_kill)
         super().run(batch_time)
 
 
@@ -36,7 +45,7 @@ def main(argv: list[str]) -> int:
     mode, scenario_path, schema = argv[:3]
     scenario = load_scenario(Path(scenario_path))
     if mode == "crash":
-        play(scenario, KilledRun(scenario, schema, int(argv[3])))
+        play(scenario, KilledRun(scenario, schema, argv[3]))
         print("the run finished before write", argv[3], file=sys.stderr)
         return 3
     backend = SparkBackend.attach(scenario, schema)

@@ -3,7 +3,8 @@ the next ordinary run recovers the dead run's lock, finishes the batch, and the 
 the sequential reference (docs/spec.md, failure contract).
 
 CI kills right after the first compare-and-swap MERGE into an article table (the apply step
-half done); `make faults` kills at every write point (QREPL_KILL_POINTS=all). Every kill also
+half done), found by its label as the run goes; `make faults` counts the run's writes first and
+kills at every one of them (QREPL_KILL_POINTS=all). Every kill also
 checks that no table is left behind (a killed run once left a work table's directory without
 its metastore entry and wedged every later run; the resolution has had no work tables since).
 """
@@ -47,27 +48,26 @@ class _Counted(SparkBackend):
             self.labels = faults.labels()
 
 
-def _kill_points(spark, scenario_path: Path) -> tuple[list[tuple[int, str]], int]:
-    """The points to kill at, (write number, statement), and the write that records the batch
-    in queue_reader_history (from there on the batch is finished)."""
+# CI: right after the first compare-and-swap MERGE into an article table, the one point where
+# the batch is half applied at the publisher; it comes before the write that records the batch
+# in queue_reader_history (that model reads batch_applied), so the killed batch is unfinished
+CI_POINT = "model.qrepl.batch_applied merge into"
+
+
+def _kill_points(spark, scenario_path: Path) -> list[tuple[str, bool]]:
+    """The points to kill at, each (the crash driver's point argument, whether the batch is
+    finished once that write is done). `make faults` counts the run's writes first."""
+    sweep = os.environ.get("QREPL_KILL_POINTS", "")
+    if not sweep:
+        return [("=" + CI_POINT, False)]
     scenario = load_scenario(scenario_path)
     backend = _Counted(scenario, "qrepl_kill_count")
     play(scenario, backend)
     labels = backend.labels
+    # from the write that records the batch in queue_reader_history on, the batch is finished
     finished_at = next(i for i, label in enumerate(labels, 1) if label.startswith("model.qrepl.queue_reader_history"))
-    return _picked(labels), finished_at
-
-
-def _picked(labels: list[str]) -> list[tuple[int, str]]:
-    sweep = os.environ.get("QREPL_KILL_POINTS", "")
-    if sweep == "all":
-        return list(enumerate(labels, 1))
-    if sweep:  # K,K,... (a rerun of some points of the sweep)
-        return [(int(k), labels[int(k) - 1]) for k in sweep.split(",")]
-    # CI: right after the first compare-and-swap MERGE into an article table, the one point
-    # where the batch is half applied at the publisher
-    picks = [next(i for i, label in enumerate(labels, 1) if "batch_applied" in label and "merge" in label.lower())]
-    return [(k, labels[k - 1]) for k in picks]
+    picks = range(1, len(labels) + 1) if sweep == "all" else [int(k) for k in sweep.split(",")]
+    return [(str(k), k >= finished_at) for k in picks]
 
 
 def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
@@ -80,22 +80,27 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
     scenario_path = _first_batch_scenario(tmp_path)
     scenario = load_scenario(scenario_path)
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-    points, finished_at = _kill_points(spark, scenario_path)
-    for k, label in points:
-        env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{k}")}
-        crashed = _run(["crash", str(scenario_path), "qrepl_kill", str(k)], env)
-        assert crashed.returncode == -9, f"write {k} ({label}): {crashed.stderr[-2000:]}"
-        out = tmp_path / f"out_{k}.json"
+    for n, (point, finished) in enumerate(_kill_points(spark, scenario_path)):
+        env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{n}")}
+        crashed = _run(["crash", str(scenario_path), "qrepl_kill", point], env)
+        assert crashed.returncode == -9, f"write {point}: {crashed.stderr[-2000:]}"
+        # the driver names the write it dies after: "killing at write K<TAB>LABEL"
+        killed = [line for line in crashed.stdout.splitlines() if line.startswith("killing at write ")]
+        assert len(killed) == 1, crashed.stdout[-2000:]
+        label = killed[0].split("\t", 1)[1]
+        if point.startswith("="):
+            assert label.startswith(point[1:]), label
+        out = tmp_path / f"out_{n}.json"
         recovered = _run(["recover", str(scenario_path), "qrepl_kill", str(out)], env)
-        assert recovered.returncode == 0, f"recovery after a kill at write {k} ({label}): {recovered.stderr[-3000:]}"
+        assert recovered.returncode == 0, f"recovery after a kill at {label}: {recovered.stderr[-3000:]}"
         if not (label.startswith("python drop") and "qrepl_run_lock" in label):  # the lock was left behind
-            assert "recovered the run lock left by a dead process" in recovered.stdout, f"write {k} ({label})"
+            assert "recovered the run lock left by a dead process" in recovered.stdout, label
         actual = json.loads(out.read_text())
         # killed once the history row was written (only the lock drop was left), the batch is
         # finished: the next run is a new, empty batch, as after any finished run
-        assert actual.pop("history_batches") == ([1, 2] if k >= finished_at else [1]), f"write {k} ({label})"
+        assert actual.pop("history_batches") == ([1, 2] if finished else [1]), label
         assert actual.pop("leftover_tables") == []
         for table, rows in expected.items():
             assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
-                f"{table} differs after a kill at write {k} ({label})"
-        print(f"run killed at write {k} ({label}): converged", flush=True)
+                f"{table} differs after a kill at {label}"
+        print(f"run killed at {killed[0]}: converged", flush=True)
