@@ -103,4 +103,4 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
         for table, rows in expected.items():
             assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
                 f"{table} differs after a kill at {label}"
-        print(f"run killed at {killed[0]}: converged", flush=True)
+        print(f"run killed after {killed[0].removeprefix('killing at ')}: converged", flush=True)
