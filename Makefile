@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-replay
+.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -82,6 +82,11 @@ bench-history: $(STAMP) ## a 1k batch on a fresh publication and after 1M comman
 	rm -rf $(CURDIR)/.qrepl_state/bench-history
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-history $(PY) bench/history_bench.py \
 		$(if $(HISTORY),--history $(HISTORY)) $(if $(BATCH),--batch $(BATCH))
+
+bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, nothing written (MODEL=int_batch_commands SIZE=100k)
+	rm -rf $(CURDIR)/.qrepl_state/bench-profile
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-profile $(PY) bench/cte_profile.py \
+		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE))
 
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-replay
