@@ -86,7 +86,7 @@ bench-history: $(STAMP) ## a 1k batch on a fresh publication and after 1M comman
 bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, nothing written (MODEL=int_batch_commands SIZE=100k)
 	rm -rf $(CURDIR)/.qrepl_state/bench-profile
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-profile $(PY) bench/cte_profile.py \
-		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE))
+		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE)) $(if $(REPEAT),--repeat $(REPEAT))
 
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-replay

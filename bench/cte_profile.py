@@ -9,7 +9,8 @@ The queue reader's models are written as named steps (CTEs). This loads one batc
 `select * from <step>` for each of its steps in order, into Spark's `noop` sink: the query
 runs whole and nothing is written (no Iceberg commit). A step's time includes every step it
 reads, so its own cost is roughly the difference from the slowest of its inputs. Each step is
-timed twice after one untimed run of the whole model; the shorter time is printed.
+timed `--repeat` times (default 2) after one untimed run of the whole model; the shortest time
+is printed.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main() -> None:
                                  "without writing: where the model's time goes.")
     ap.add_argument("--model", default="int_batch_commands", help="a model of models/ (default: int_batch_commands)")
     ap.add_argument("--size", choices=list(SIZES), default="100k", help="the bench batch (default: 100k)")
+    ap.add_argument("--repeat", type=int, default=2, help="times each step is run; the shortest is printed (default: 2)")
     args = ap.parse_args()
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
@@ -76,7 +78,7 @@ def main() -> None:
     whole = timed(spark, body + "select * from final")
     say(f"  the whole model, untimed warm-up: {whole:.1f} s")
     for step in steps:
-        seconds = min(timed(spark, f"{body}select * from {step}") for _ in range(2))
+        seconds = min(timed(spark, f"{body}select * from {step}") for _ in range(max(1, args.repeat)))
         say(f"  {step:32s} {seconds:6.1f} s")
 
 
