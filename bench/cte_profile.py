@@ -1,7 +1,7 @@
 """`make bench-profile`: where one model's time goes, step by step, on a bench batch.
 
     QREPL_STATE_DIR=.qrepl_state/bench-profile .venv/bin/python bench/cte_profile.py \
-        [--model int_batch_commands] [--size 100k]
+        [--model int_batch_commands] [--size 100k] [--repeat 2]
 
 The queue reader's models are written as named steps (CTEs). This loads one batch of
 `bench/bench.py` (same shapes and sizes), runs the models the chosen one reads (`dbt run
