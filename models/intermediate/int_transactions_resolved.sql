@@ -185,7 +185,9 @@ placed as (
             ), false)
         {%- else -%}
             false
-        {%- endif %} as cut_before
+        {%- endif %} as cut_before,
+        {#- read by the fold's steps (the remainder) and by `resolved` (everything else) #}
+        {{ qrepl_read_once() }}
     from (
         select
             doubt.*,
@@ -202,8 +204,7 @@ remainder_candidates as (
 
     {#- where each folded candidate's state goes in the fold's store (chunk, offset), and
         where the state before it comes from: the previous folded candidate on its row
-        (source_chunk, source_offset), else entry_state. The numbering windows put the
-        remainder in one partition and every other transaction in its own. #}
+        (source_chunk, source_offset), else entry_state #}
     select
         located.*,
         case when located.follows_folded then lag(located.fold_chunk) over on_row end as source_chunk,
@@ -211,19 +212,14 @@ remainder_candidates as (
     from (
         select
             numbered.*,
-            cast(fold_index - min(fold_index) over (partition by fold_group, fold_chunk) as int) as fold_offset
+            cast(fold_index - min(fold_index) over (partition by fold_chunk) as int) as fold_offset
         from (
             select
-                grouped.*,
-                cast(floor((dense_rank() over (partition by fold_group order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
-                row_number() over in_fold - 1 as fold_index
-            from (
-                select
-                    placed.*,
-                    case when in_remainder then 0 else tran_pos end as fold_group
-                from placed
-            ) as grouped
-            window in_fold as (partition by fold_group order by tran_pos, article, row_key)
+                placed.*,
+                cast(floor((dense_rank() over (order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
+                row_number() over (order by tran_pos, article, row_key) - 1 as fold_index
+            from placed
+            where in_remainder
         ) as numbered
     ) as located
     window on_row as (partition by located.article, located.row_key order by located.tran_pos)
@@ -232,37 +228,28 @@ remainder_candidates as (
 
 fold_input as (
 
-    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
-        rows; and, passing the fold by, the naive decisions of every other transaction #}
+    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its rows #}
     select
-        sort_array(collect_list(case when in_remainder then named_struct(
+        sort_array(collect_list(named_struct(
             'fold_chunk', fold_chunk,
             'transactions', transactions
-        ) end)) as chunks,
-        flatten(collect_list(case when not in_remainder then decided end)) as decided_outside
+        ))) as chunks
     from (
         select
-            in_remainder,
             fold_chunk,
-            sort_array(collect_list(case when in_remainder then named_struct(
+            sort_array(collect_list(named_struct(
                 'tran_pos', tran_pos,
                 'subscriber', subscriber,
                 'rejected_anyway', rejected_anyway,
                 'rows', transaction_rows
-            ) end)) as transactions,
-            collect_list(case when not in_remainder then named_struct(
-                'tran_pos', tran_pos,
-                'applied', naive_applied
-            ) end) as decided
+            ))) as transactions
         from (
             select
                 tran_pos,
                 subscriber,
-                in_remainder,
                 max(fold_chunk) as fold_chunk,
-                bool_and(naive_applied) as naive_applied,
                 bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
-                sort_array(collect_list(case when in_remainder then named_struct(
+                sort_array(collect_list(named_struct(
                     'fold_index', fold_index,
                     'source_chunk', source_chunk,
                     'source_offset', source_offset,
@@ -270,11 +257,11 @@ fold_input as (
                     'expects_absent', expects_absent,
                     'expected_version', expected_version,
                     'produced_state', produced_state
-                ) end)) as transaction_rows
+                ))) as transaction_rows
             from remainder_candidates
-            group by tran_pos, subscriber, in_remainder
+            group by tran_pos, subscriber
         ) as transactions
-        group by in_remainder, fold_chunk
+        group by fold_chunk
     ) as chunked
 
 ),
@@ -341,8 +328,7 @@ fold as (
                 flatten(finished.done),
                 folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
             )
-        ) as folded_decisions,
-        decided_outside
+        ) as folded_decisions
     from fold_input
 
 ),
@@ -355,11 +341,18 @@ resolved as (
             prejudged_outcome is null as is_applied
         from int_batch_transactions
     {% else %}
+        select
+            tran_pos,
+            bool_and(naive_applied) as is_applied
+        from placed
+        where not in_remainder
+        group by tran_pos
+        union all
         select distinct
             decision.tran_pos,
             decision.applied as is_applied
         from fold
-            lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
+            lateral view explode(fold.folded_decisions) as decision
     {% endif %}
 
 ),
