@@ -185,9 +185,7 @@ placed as (
             ), false)
         {%- else -%}
             false
-        {%- endif %} as cut_before,
-        {#- read by the fold's steps (the remainder) and by `resolved` (everything else) #}
-        {{ qrepl_read_once() }}
+        {%- endif %} as cut_before
     from (
         select
             doubt.*,
@@ -204,7 +202,8 @@ remainder_candidates as (
 
     {#- where each folded candidate's state goes in the fold's store (chunk, offset), and
         where the state before it comes from: the previous folded candidate on its row
-        (source_chunk, source_offset), else entry_state #}
+        (source_chunk, source_offset), else entry_state. The numbering windows put the
+        remainder in one partition and every other transaction in its own. #}
     select
         located.*,
         case when located.follows_folded then lag(located.fold_chunk) over on_row end as source_chunk,
@@ -212,14 +211,19 @@ remainder_candidates as (
     from (
         select
             numbered.*,
-            cast(fold_index - min(fold_index) over (partition by fold_chunk) as int) as fold_offset
+            cast(fold_index - min(fold_index) over (partition by fold_group, fold_chunk) as int) as fold_offset
         from (
             select
-                placed.*,
-                cast(floor((dense_rank() over (order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
-                row_number() over (order by tran_pos, article, row_key) - 1 as fold_index
-            from placed
-            where in_remainder
+                grouped.*,
+                cast(floor((dense_rank() over (partition by fold_group order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
+                row_number() over in_fold - 1 as fold_index
+            from (
+                select
+                    placed.*,
+                    case when in_remainder then 0 else tran_pos end as fold_group
+                from placed
+            ) as grouped
+            window in_fold as (partition by fold_group order by tran_pos, article, row_key)
         ) as numbered
     ) as located
     window on_row as (partition by located.article, located.row_key order by located.tran_pos)
@@ -228,28 +232,37 @@ remainder_candidates as (
 
 fold_input as (
 
-    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its rows #}
+    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
+        rows; and, passing the fold by, the naive decisions of every other transaction #}
     select
-        sort_array(collect_list(named_struct(
+        sort_array(collect_list(case when in_remainder then named_struct(
             'fold_chunk', fold_chunk,
             'transactions', transactions
-        ))) as chunks
+        ) end)) as chunks,
+        flatten(collect_list(case when not in_remainder then decided end)) as decided_outside
     from (
         select
+            in_remainder,
             fold_chunk,
-            sort_array(collect_list(named_struct(
+            sort_array(collect_list(case when in_remainder then named_struct(
                 'tran_pos', tran_pos,
                 'subscriber', subscriber,
                 'rejected_anyway', rejected_anyway,
                 'rows', transaction_rows
-            ))) as transactions
+            ) end)) as transactions,
+            collect_list(case when not in_remainder then named_struct(
+                'tran_pos', tran_pos,
+                'applied', naive_applied
+            ) end) as decided
         from (
             select
                 tran_pos,
                 subscriber,
+                in_remainder,
                 max(fold_chunk) as fold_chunk,
+                bool_and(naive_applied) as naive_applied,
                 bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
-                sort_array(collect_list(named_struct(
+                sort_array(collect_list(case when in_remainder then named_struct(
                     'fold_index', fold_index,
                     'source_chunk', source_chunk,
                     'source_offset', source_offset,
@@ -257,11 +270,11 @@ fold_input as (
                     'expects_absent', expects_absent,
                     'expected_version', expected_version,
                     'produced_state', produced_state
-                ))) as transaction_rows
+                ) end)) as transaction_rows
             from remainder_candidates
-            group by tran_pos, subscriber
+            group by tran_pos, subscriber, in_remainder
         ) as transactions
-        group by fold_chunk
+        group by in_remainder, fold_chunk
     ) as chunked
 
 ),
@@ -328,7 +341,8 @@ fold as (
                 flatten(finished.done),
                 folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
             )
-        ) as folded_decisions
+        ) as folded_decisions,
+        decided_outside
     from fold_input
 
 ),
@@ -341,18 +355,11 @@ resolved as (
             prejudged_outcome is null as is_applied
         from int_batch_transactions
     {% else %}
-        select
-            tran_pos,
-            bool_and(naive_applied) as is_applied
-        from placed
-        where not in_remainder
-        group by tran_pos
-        union all
         select distinct
             decision.tran_pos,
             decision.applied as is_applied
         from fold
-            lateral view explode(fold.folded_decisions) as decision
+            lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
     {% endif %}
 
 ),
