@@ -11,13 +11,26 @@ runs whole and nothing is written (no Iceberg commit). A step's time includes ev
 reads, so its own cost is roughly the difference from the slowest of its inputs. Each step is
 timed `--repeat` times (default 2) after one untimed run of the whole model; the shortest time
 is printed.
+
+With `--against REF` (a commit, `make bench-profile AGAINST=...`) it compares the whole model
+instead: the same model compiled from REF's models and macros (`git archive`), on the same
+batch, the two timed alternately `--repeat` times (default 2) in this one Spark session, after
+one untimed run of each. It prints the shortest and the median of each and checks that both
+give the same rows (in both directions, duplicates counted). Whole `make bench` runs differ by
+20-40% from one run to the next on these machines, so a change to one model is judged here.
+The models upstream are built from the working tree: give a REF whose upstream models are the
+same.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import re
+import statistics
+import subprocess
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -53,15 +66,71 @@ def timed(spark, query: str) -> float:
     return time.perf_counter() - t0
 
 
+def compiled_at(ref: str, model: str) -> str:
+    """`model` compiled from commit `ref` of this repository (its models and macros), for the
+    same schema and batch time as the working tree's compile."""
+    from dbt.cli.main import dbtRunner
+
+    repo = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="qrepl-profile-ref-"))
+    try:
+        archive = subprocess.run(["git", "archive", ref], cwd=repo, check=True, capture_output=True).stdout
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"bench: --against {ref!r}: {e.stderr.decode().strip()}") from None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+    saved = os.environ["DBT_TARGET_PATH"]
+    os.environ["DBT_TARGET_PATH"] = str(tree / "target")
+    try:
+        res = dbtRunner().invoke(["--quiet", "compile", "--select", model, "--log-level", "none",
+                                  "--project-dir", str(tree), "--profiles-dir", str(repo / "profiles")])
+    finally:
+        os.environ["DBT_TARGET_PATH"] = saved
+    if not res.success:
+        raise SystemExit(f"bench: {model} does not compile at {ref}")
+    return next((tree / "target").rglob(f"compiled/**/{model}.sql")).read_text()
+
+
+def compare(spark, model: str, ref: str, here: str, there: str, repeat: int) -> None:
+    """Time the working tree's and REF's model alternately; check both give the same rows."""
+    queries = {"working tree": steps_of(here)[0] + "select * from final",
+               ref: steps_of(there)[0] + "select * from final"}
+    for name, query in queries.items():
+        say(f"  {name}: untimed warm-up {timed(spark, query):.1f} s")
+    times: dict[str, list[float]] = {name: [] for name in queries}
+    for i in range(max(1, repeat)):
+        for name, query in queries.items():
+            times[name].append(timed(spark, query))
+            say(f"  round {i + 1}: {name} {times[name][-1]:.1f} s")
+    a, b = (spark.sql(q) for q in queries.values())
+    if a.columns != b.columns:
+        raise SystemExit(f"bench: the two versions of {model} give different columns")
+    differing = a.exceptAll(b).count() + b.exceptAll(a).count()
+    for name, ts in times.items():
+        say(f"{model} at {name}: shortest {min(ts):.1f} s, median {statistics.median(ts):.1f} s")
+    ratio = min(times["working tree"]) / min(times[ref])
+    say(f"working tree / {ref}: {ratio:.2f} (shortest); rows differing: {differing}")
+    if differing:
+        raise SystemExit(f"bench: the two versions of {model} give different rows ({differing})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="Time each step (CTE) of one queue-reader model on a bench batch, "
                                  "without writing: where the model's time goes.")
     ap.add_argument("--model", default="int_batch_commands", help="a model of models/ (default: int_batch_commands)")
     ap.add_argument("--size", choices=list(SIZES), default="100k", help="the bench batch (default: 100k)")
     ap.add_argument("--repeat", type=int, default=2, help="times each step is run; the shortest is printed (default: 2)")
+    ap.add_argument("--against", metavar="REF", help="compare the whole model with the same model at commit REF "
+                    "(timed alternately, rows checked equal) instead of timing each step")
     args = ap.parse_args()
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
+    if args.against:  # before the batch is loaded: a wrong ref is one line, at once
+        repo = Path(__file__).resolve().parents[1]
+        if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=repo,
+                          capture_output=True).returncode:
+            raise SystemExit(f"bench: --against {args.against!r} is not a commit of this repository")
+    os.environ.setdefault("QREPL_BATCH_TIME", "2026-01-01 00:00:00")  # both compiles see one batch time
     target = Path(tempfile.mkdtemp(prefix="qrepl-profile-target-"))
     os.environ["DBT_TARGET_PATH"] = str(target)  # this compile's own target/, not the checkout's
     changes, rows, shape = SIZES[args.size]
@@ -73,6 +142,11 @@ def main() -> None:
     dbt_invoke(["run", "--select", f"+{args.model}", "--exclude", args.model], SCHEMA)
     dbt_invoke(["compile", "--select", args.model, "--log-level", "none"], SCHEMA)  # no echo of the SQL
     compiled = next(target.rglob(f"compiled/**/{args.model}.sql"))
+    if args.against:
+        say(f"{args.model}: the working tree against {args.against}, {max(1, args.repeat)} rounds ...")
+        compare(spark, args.model, args.against, compiled.read_text(), compiled_at(args.against, args.model),
+                args.repeat)
+        return
     body, steps = steps_of(compiled.read_text())
     say(f"{args.model}: {len(steps)} steps; compiled SQL in {compiled}")
     whole = timed(spark, body + "select * from final")
