@@ -361,6 +361,10 @@ def measure(spark, name: str, warm: bool) -> Result:
         t0 = time.perf_counter()
         run_queue_reader(SCHEMA)
         result.next_batch = time.perf_counter() - t0
+        second = spark.sql(f"select transactions_processed from {wh.table('queue_reader_history')} "
+                           "order by batch_id desc").first().transactions_processed
+        if not second:
+            sys.exit("bench: the second 1k batch processed no transaction")
         say(f"[{name}] queue reader with nothing new queued ...")
         t0 = time.perf_counter()
         run_queue_reader(SCHEMA)
