@@ -327,6 +327,11 @@ class Result:
     nothing_queued: float | None = None  # 1k only: the reader with nothing new in the queue
 
 
+def last_batch(spark, wh: Warehouse):
+    """The reader's history row of its latest batch."""
+    return spark.sql(f"select * from {wh.table('queue_reader_history')} order by batch_id desc").first()
+
+
 def measure(spark, name: str, warm: bool) -> Result:
     changes, rows, shape = SIZES[name]
     wh = Warehouse(spark, SCHEMA)
@@ -350,7 +355,7 @@ def measure(spark, name: str, warm: bool) -> Result:
     reader_s = time.perf_counter() - t0
     check_equal(spark, wh, fold)
     models = {r.node.name: round(r.execution_time, 1) for r in res.result.results}
-    history = spark.sql(f"select * from {wh.table('queue_reader_history')} order by batch_id desc").first()
+    history = last_batch(spark, wh)
     result = Result(name, changes, rows, shape, reader_s, merge_s, fold_s,
                     history.transactions_processed, history.conflicts, models)
     say(f"[{name}] reader {reader_s:.1f} s, MERGE {merge_s:.1f} s, Python fold {fold_s:.1f} s "
@@ -361,9 +366,7 @@ def measure(spark, name: str, warm: bool) -> Result:
         t0 = time.perf_counter()
         run_queue_reader(SCHEMA)
         result.next_batch = time.perf_counter() - t0
-        second = spark.sql(f"select transactions_processed from {wh.table('queue_reader_history')} "
-                           "order by batch_id desc").first().transactions_processed
-        if not second:
+        if not last_batch(spark, wh).transactions_processed:
             sys.exit("bench: the second 1k batch processed no transaction")
         say(f"[{name}] queue reader with nothing new queued ...")
         t0 = time.perf_counter()

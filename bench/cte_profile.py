@@ -41,6 +41,7 @@ from qrepl.dbt_runner import dbt_invoke
 from qrepl.spark import get_spark
 from qrepl.warehouse import Warehouse
 
+REPO = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"(\w+) as \((?:\s*--[^\n]*)?$", re.M)
 QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
 
@@ -71,10 +72,9 @@ def compiled_at(ref: str, model: str) -> str:
     same schema and batch time as the working tree's compile."""
     from dbt.cli.main import dbtRunner
 
-    repo = Path(__file__).resolve().parents[1]
     tree = Path(tempfile.mkdtemp(prefix="qrepl-profile-ref-"))
     try:
-        archive = subprocess.run(["git", "archive", ref], cwd=repo, check=True, capture_output=True).stdout
+        archive = subprocess.run(["git", "archive", ref], cwd=REPO, check=True, capture_output=True).stdout
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"bench: --against {ref!r}: {e.stderr.decode().strip()}") from None
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -83,7 +83,7 @@ def compiled_at(ref: str, model: str) -> str:
     os.environ["DBT_TARGET_PATH"] = str(tree / "target")
     try:
         res = dbtRunner().invoke(["--quiet", "compile", "--select", model, "--log-level", "none",
-                                  "--project-dir", str(tree), "--profiles-dir", str(repo / "profiles")])
+                                  "--project-dir", str(tree), "--profiles-dir", str(REPO / "profiles")])
     finally:
         os.environ["DBT_TARGET_PATH"] = saved
     if not res.success:
@@ -126,11 +126,10 @@ def main() -> None:
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
     if args.against:  # before the batch is loaded: a wrong ref is one line, at once
-        repo = Path(__file__).resolve().parents[1]
-        if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=repo,
+        if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=REPO,
                           capture_output=True).returncode:
             raise SystemExit(f"bench: --against {args.against!r} is not a commit of this repository")
-    os.environ.setdefault("QREPL_BATCH_TIME", "2026-01-01 00:00:00")  # both compiles see one batch time
+        os.environ.setdefault("QREPL_BATCH_TIME", "2026-01-01 00:00:00")  # both compiles see one batch time
     target = Path(tempfile.mkdtemp(prefix="qrepl-profile-target-"))
     os.environ["DBT_TARGET_PATH"] = str(target)  # this compile's own target/, not the checkout's
     changes, rows, shape = SIZES[args.size]
