@@ -2,7 +2,9 @@ with
 
 replication_queue as (
 
-    select * from {{ source('qrepl', 'replication_queue') }}
+    {#- as of one snapshot of the queue; only the rows appended since the last batch's snapshot
+        when that is safe (macros/qrepl_batch.sql, qrepl_queue_rows) -#}
+    {{ qrepl_queue_rows(source('qrepl', 'replication_queue')) }}
 
 ),
 
@@ -21,7 +23,8 @@ renamed as (
         lower(new_version) as new_version,
         new_row,
         old_row,
-        enqueued_at
+        enqueued_at,
+        queue_snapshot_id
     from replication_queue
 
 )
