@@ -2,9 +2,7 @@ with
 
 replication_queue as (
 
-    {#- as of one snapshot of the queue; only the rows appended since the last batch's snapshot
-        when that is safe (macros/qrepl_batch.sql, qrepl_queue_rows) -#}
-    {{ qrepl_queue_rows(source('qrepl', 'replication_queue')) }}
+    select * from {{ source('qrepl', 'replication_queue') }}
 
 ),
 
@@ -23,8 +21,7 @@ renamed as (
         lower(new_version) as new_version,
         new_row,
         old_row,
-        enqueued_at,
-        queue_snapshot_id
+        enqueued_at
     from replication_queue
 
 )
