@@ -40,3 +40,87 @@
         true
     {%- endif -%}
 {% endmacro %}
+
+
+{% macro qrepl_queue_rows_view() %}
+    {#- int_batch_commands' pre-hook: (re)creates the temporary view `qrepl_queue_rows`, which
+        stg_replication_queue reads, in the session the model runs in. It holds the queue rows a
+        batch may take, read as of one snapshot of the queue, with that snapshot's id as
+        `queue_snapshot_id` (int_batch_commands keeps it with every command it takes).
+
+        Every queue row visible at the snapshot the last batch read is in that batch or an
+        earlier one. So when that snapshot is known and the queue has only had appends since
+        (an Iceberg changelog of the snapshots in between), only the rows appended after it are
+        read: the cut's cost follows the new rows, not the queue's history. Otherwise (the first
+        batch, a batch log written before queue_snapshot_id existed, a queue rewritten, rolled
+        back or expired past that snapshot) the whole queue is read, as of the snapshot.
+        Either way int_batch_commands still leaves out the commands an earlier batch took. -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set columns = 'subscriber, generation, tran_id, tran_seq, command_seq, article, op, row_key, '
+        ~ 'old_version, new_version, new_row, old_row, enqueued_at' -%}
+    {%- set table = qrepl_relation('replication_queue') -%}
+    {%- set view = 'create or replace temporary view qrepl_queue_rows as select ' ~ columns -%}
+    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+    {%- if current.rows | length == 0 -%}
+        {#- a queue nothing was ever appended to -#}
+        {{ return(view ~ ', cast(null as bigint) as queue_snapshot_id from ' ~ table ~ ' where false') }}
+    {%- endif -%}
+    {%- set now = current.rows[0][0] | int -%}
+    {%- set since = _qrepl_last_queue_snapshot(table) -%}
+    {%- if since is not none and since == now -%}
+        {{ return(view ~ ', ' ~ now ~ ' as queue_snapshot_id from ' ~ table ~ ' where false') }}
+    {%- endif -%}
+    {%- if since is not none -%}
+        {%- call statement('qrepl_queue_changelog', fetch_result=false) -%}
+            call spark_catalog.system.create_changelog_view(
+                table => '{{ table }}',
+                changelog_view => 'qrepl_queue_appended',
+                options => map('start-snapshot-id', '{{ since }}', 'end-snapshot-id', '{{ now }}')
+            )
+        {%- endcall -%}
+        {{ return(view ~ ', ' ~ now ~ " as queue_snapshot_id from qrepl_queue_appended where _change_type = 'INSERT'") }}
+    {%- endif -%}
+    {{ return(view ~ ', ' ~ now ~ ' as queue_snapshot_id from ' ~ table ~ ' version as of ' ~ now) }}
+{% endmacro %}
+
+
+{% macro _qrepl_last_queue_snapshot(table) %}
+    {#- The queue snapshot the latest batch that recorded one read, if every snapshot of the
+        queue since then is an append still in its history; none otherwise. -#}
+    {%- set log = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
+    {%- if log is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set names = adapter.get_columns_in_relation(log) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'queue_snapshot_id' not in names -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set last = run_query('select max_by(queue_snapshot_id, batch_id) from ' ~ log ~ ' where queue_snapshot_id is not null') -%}
+    {%- if last.rows[0][0] is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set since = last.rows[0][0] | int -%}
+    {%- set check -%}
+        with snapshots as (
+            select history.snapshot_id, history.made_current_at, history.is_current_ancestor, snapshots.operation
+            from {{ table }}.history as history
+            left join {{ table }}.snapshots as snapshots on history.snapshot_id = snapshots.snapshot_id
+        ),
+        since as (
+            select made_current_at from snapshots where snapshot_id = {{ since }} and is_current_ancestor
+        )
+        select
+            (select count(*) from since) as found,
+            (select count(*) from snapshots, since
+                where snapshots.is_current_ancestor and snapshots.snapshot_id != {{ since }}
+                    and snapshots.made_current_at >= since.made_current_at
+                    and not (snapshots.operation <=> 'append')) as not_appends
+    {%- endset -%}
+    {%- set found = run_query(check) -%}
+    {%- if found.rows[0][0] != 1 or found.rows[0][1] != 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(since) }}
+{% endmacro %}

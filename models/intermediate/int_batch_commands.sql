@@ -2,6 +2,8 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='append_new_columns',
+        pre_hook="{{ qrepl_queue_rows_view() }}",
         full_refresh=false,
         tblproperties={'format-version': '2'},
     )
@@ -9,7 +11,9 @@
 {#- Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.
     Validation happens here (the hostile-input catalogue: REJECT_REASONS in
     python/qrepl/model.py, in the same order); a command failing a check quarantines its whole
-    transaction. Byte-identical copies of a queued command collapse to one. -#}
+    transaction. Byte-identical copies of a queued command collapse to one. The queue is read
+    as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
+    appended since the last batch's snapshot (macros/qrepl_batch.sql, qrepl_queue_rows_view). -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 
@@ -34,6 +38,25 @@ int_batch_subscriptions as (
         select * from {{ this }}
 
     ),
+
+    taken_before as (
+
+        {#- the queue rows read that an earlier batch already took: when only the rows appended
+            since the last batch are read, a handful (a command delivered again) -#}
+        select
+            earlier_batches.subscriber,
+            earlier_batches.tran_id,
+            earlier_batches.command_seq,
+            earlier_batches.enqueued_at
+        from earlier_batches
+        left semi join stg_replication_queue as queued
+            on
+                earlier_batches.subscriber <=> queued.subscriber
+                and earlier_batches.tran_id <=> queued.tran_id
+                and earlier_batches.command_seq <=> queued.command_seq
+                and earlier_batches.enqueued_at <=> queued.enqueued_at
+
+    ),
 {% endif %}
 
 new_commands as (
@@ -41,12 +64,12 @@ new_commands as (
     select distinct queued.*
     from stg_replication_queue as queued
     {% if is_incremental() %}
-        left anti join earlier_batches
+        left anti join taken_before
             on
-                queued.subscriber <=> earlier_batches.subscriber
-                and queued.tran_id <=> earlier_batches.tran_id
-                and queued.command_seq <=> earlier_batches.command_seq
-                and queued.enqueued_at <=> earlier_batches.enqueued_at
+                queued.subscriber <=> taken_before.subscriber
+                and queued.tran_id <=> taken_before.tran_id
+                and queued.command_seq <=> taken_before.command_seq
+                and queued.enqueued_at <=> taken_before.enqueued_at
     {% endif %}
     where {{ batch_not_yet_written(batch_id) }}
 
@@ -222,6 +245,7 @@ final as (
         old_row,
         enqueued_at,
         typed_row,
+        queue_snapshot_id,
         case
             when own_reject_reason is not null then own_reject_reason
             when any_reject_reason is not null then 'transaction has a quarantined command'

@@ -2,7 +2,11 @@ with
 
 replication_queue as (
 
-    select * from {{ source('qrepl', 'replication_queue') }}
+    {#- qrepl_queue_rows: the queue as of one snapshot, only the rows appended since the last
+        batch's snapshot when that is safe; made by int_batch_commands' pre-hook (macro
+        qrepl_queue_rows_view in macros/qrepl_batch.sql) in the session the model runs in -#}
+    -- depends_on: {{ source('qrepl', 'replication_queue') }}
+    select * from qrepl_queue_rows
 
 ),
 
@@ -21,7 +25,8 @@ renamed as (
         lower(new_version) as new_version,
         new_row,
         old_row,
-        enqueued_at
+        enqueued_at,
+        queue_snapshot_id
     from replication_queue
 
 )
