@@ -5,12 +5,18 @@
 
 The queue reader's models are written as named steps (CTEs). This loads one batch of
 `bench/bench.py` (same shapes and sizes), runs the models the chosen one reads (`dbt run
---select +M --exclude M`), compiles the model for that batch, and then times
+--select +M --exclude M`), compiles the model for that batch, runs its pre-hooks in this
+session as `dbt run` would (int_batch_commands' makes the view of the queue rows it reads),
+and then times
 `select * from <step>` for each of its steps in order, into Spark's `noop` sink: the query
 runs whole and nothing is written (no Iceberg commit). A step's time includes every step it
 reads, so its own cost is roughly the difference from the slowest of its inputs. Each step is
 timed `--repeat` times (default 2) after one untimed run of the whole model; the shortest time
 is printed.
+
+With `--history N` (`make bench-profile HISTORY=...`) the queue reader first runs a batch of N
+commands of the same shape, untimed, and the profiled batch is the next one: the case of a
+production queue, read incrementally and checked against every command taken before.
 
 With `--against REF` (a commit, `make bench-profile AGAINST=...`) it compares the whole model
 instead: the same model compiled from REF's models and macros (`git archive`), on the same
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import statistics
@@ -35,9 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import SCHEMA, SIZES, load_batch, say
+from bench import SCHEMA, SIZES, load_batch, queue_batch, say
 
-from qrepl.dbt_runner import dbt_invoke
+from qrepl.dbt_runner import dbt_invoke, run_queue_reader
 from qrepl.spark import get_spark
 from qrepl.warehouse import Warehouse
 
@@ -65,6 +72,19 @@ def timed(spark, query: str) -> float:
     t0 = time.perf_counter()
     spark.sql(query).write.format("noop").mode("overwrite").save()
     return time.perf_counter() - t0
+
+
+def run_pre_hooks(spark, target: Path, model: str) -> None:
+    """Run the model's pre-hooks in this session, as `dbt run` would before the model: a hook
+    may make what the model reads (int_batch_commands' makes the temporary view of the queue
+    rows it takes)."""
+    manifest = json.loads((target / "manifest.json").read_text())
+    node = next(n for n in manifest["nodes"].values() if n["resource_type"] == "model" and n["name"] == model)
+    for hook in node["config"].get("pre-hook", []):
+        res = dbt_invoke(["compile", "--inline", hook["sql"], "--log-level", "none"], SCHEMA)
+        sql = res.result.results[0].node.compiled_code.strip()
+        if sql:
+            spark.sql(sql)
 
 
 def compiled_at(ref: str, model: str) -> str:
@@ -120,6 +140,9 @@ def main() -> None:
     ap.add_argument("--model", default="int_batch_commands", help="a model of models/ (default: int_batch_commands)")
     ap.add_argument("--size", choices=list(SIZES), default="100k", help="the bench batch (default: 100k)")
     ap.add_argument("--repeat", type=int, default=2, help="times each step is run; the shortest is printed (default: 2)")
+    ap.add_argument("--history", type=int, default=0, metavar="N",
+                    help="first run the queue reader on a batch of N commands (untimed), so the profiled batch is a "
+                         "later one: read incrementally from the queue, checked against N earlier commands")
     ap.add_argument("--against", metavar="REF", help="compare the whole model with the same model at commit REF "
                     "(timed alternately, rows checked equal) instead of timing each step")
     args = ap.parse_args()
@@ -129,18 +152,28 @@ def main() -> None:
         if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=REPO,
                           capture_output=True).returncode:
             raise SystemExit(f"bench: --against {args.against!r} is not a commit of this repository")
-        os.environ.setdefault("QREPL_BATCH_TIME", "2026-01-01 00:00:00")  # both compiles see one batch time
     target = Path(tempfile.mkdtemp(prefix="qrepl-profile-target-"))
     os.environ["DBT_TARGET_PATH"] = str(target)  # this compile's own target/, not the checkout's
     changes, rows, shape = SIZES[args.size]
     spark = get_spark()
     wh = Warehouse(spark, SCHEMA)
-    say(f"[{args.size}] loading {rows:,} publisher rows and {changes:,} queued changes ({shape}) ...")
-    load_batch(spark, wh, shape, changes, rows)
+    if args.history:
+        say(f"[{args.size}] history first: {rows:,} publisher rows and {args.history:,} queued changes, "
+            f"run by the queue reader (untimed) ...")
+        load_batch(spark, wh, shape, args.history, rows)
+        run_queue_reader(SCHEMA)
+        say(f"[{args.size}] queueing {changes:,} more changes ({shape}) ...")
+        queue_batch(spark, wh, shape, changes, rows, first=args.history)
+    else:
+        say(f"[{args.size}] loading {rows:,} publisher rows and {changes:,} queued changes ({shape}) ...")
+        load_batch(spark, wh, shape, changes, rows)
+    if args.against and not os.environ.get("QREPL_BATCH_TIME"):
+        os.environ["QREPL_BATCH_TIME"] = "2026-01-01 00:00:00"  # both compiles see one batch time
     say(f"running what {args.model} reads ...")
     dbt_invoke(["run", "--select", f"+{args.model}", "--exclude", args.model], SCHEMA)
     dbt_invoke(["compile", "--select", args.model, "--log-level", "none"], SCHEMA)  # no echo of the SQL
     compiled = next(target.rglob(f"compiled/**/{args.model}.sql"))
+    run_pre_hooks(spark, target, args.model)
     if args.against:
         say(f"{args.model}: the working tree against {args.against}, {max(1, args.repeat)} rounds ...")
         compare(spark, args.model, args.against, compiled.read_text(), compiled_at(args.against, args.model),

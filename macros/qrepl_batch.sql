@@ -1,9 +1,22 @@
 {% macro qrepl_batch_id() %}
     {#- The batch this run processes: one more than the last finished batch in
-        queue_reader_history. A crashed run is finished by the next one under the same id. -#}
+        queue_reader_history. A crashed run is finished by the next one under the same id.
+        Read once per run, by the first node that asks (after on-run-start took the run lock),
+        and kept for the others (qrepl_run_cache): queue_reader_history is the run's last
+        node, so the answer cannot change within a run. -#}
     {%- if not execute -%}
         {{ return(1) }}
     {%- endif -%}
+    {%- set cache = qrepl_run_cache() -%}
+    {%- if 'batch_id' not in cache -%}
+        {%- do cache.update({'batch_id': _qrepl_batch_id_read()}) -%}
+    {%- endif -%}
+    {{ return(cache['batch_id']) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_id_read() %}
+    {#- qrepl_batch_id's read of queue_reader_history. -#}
     {%- set history = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='queue_reader_history') -%}
     {%- if history is none -%}
         {{ return(1) }}
@@ -58,31 +71,49 @@
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set columns = 'subscriber, generation, tran_id, tran_seq, command_seq, article, op, row_key, '
-        ~ 'old_version, new_version, new_row, old_row, enqueued_at' -%}
     {%- set table = qrepl_relation('replication_queue') -%}
-    {%- set view = 'create or replace temporary view qrepl_queue_rows as select ' ~ columns -%}
     {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
     {%- if current.rows | length == 0 -%}
         {#- a queue nothing was ever appended to -#}
-        {{ return(view ~ ', cast(null as bigint) as queue_snapshot_id from ' ~ table ~ ' where false') }}
+        {%- set snapshot = 'cast(null as bigint)' -%}
+        {%- set rows = table ~ ' where false' -%}
+    {%- else -%}
+        {%- set snapshot = current.rows[0][0] | int -%}
+        {%- set since = _qrepl_last_queue_snapshot(table) -%}
+        {%- if since == snapshot -%}
+            {#- nothing appended since the last batch -#}
+            {%- set rows = table ~ ' where false' -%}
+        {%- elif since is not none -%}
+            {%- call statement('qrepl_queue_changelog', fetch_result=false) -%}
+                call spark_catalog.system.create_changelog_view(
+                    table => '{{ table }}',
+                    changelog_view => 'qrepl_queue_appended',
+                    options => map('start-snapshot-id', '{{ since }}', 'end-snapshot-id', '{{ snapshot }}')
+                )
+            {%- endcall -%}
+            {%- set rows = "qrepl_queue_appended where _change_type = 'INSERT'" -%}
+        {%- else -%}
+            {%- set rows = table ~ ' version as of ' ~ snapshot -%}
+        {%- endif -%}
     {%- endif -%}
-    {%- set now = current.rows[0][0] | int -%}
-    {%- set since = _qrepl_last_queue_snapshot(table) -%}
-    {%- if since is not none and since == now -%}
-        {{ return(view ~ ', ' ~ now ~ ' as queue_snapshot_id from ' ~ table ~ ' where false') }}
+    {{ return('create or replace temporary view qrepl_queue_rows as select ' ~ _qrepl_queue_columns() | join(', ')
+        ~ ', ' ~ snapshot ~ ' as queue_snapshot_id from ' ~ rows) }}
+{% endmacro %}
+
+
+{% macro _qrepl_queue_columns() %}
+    {#- The queue's columns, as documented on the source (models/staging/_sources.yml), which
+        python/tests/unit/test_queue_columns.py holds equal to the table the Python layer makes
+        (QUEUE_SCHEMA in python/qrepl/warehouse.py): one list, so a column added to the queue
+        cannot be silently left out of the batch. -#}
+    {%- set columns = [] -%}
+    {%- for node in graph.sources.values() if node.source_name == 'qrepl' and node.name == 'replication_queue' -%}
+        {%- do columns.extend(node.columns.keys()) -%}
+    {%- endfor -%}
+    {%- if not columns -%}
+        {{ exceptions.raise_compiler_error("qrepl: the source qrepl.replication_queue documents no columns (models/staging/_sources.yml)") }}
     {%- endif -%}
-    {%- if since is not none -%}
-        {%- call statement('qrepl_queue_changelog', fetch_result=false) -%}
-            call spark_catalog.system.create_changelog_view(
-                table => '{{ table }}',
-                changelog_view => 'qrepl_queue_appended',
-                options => map('start-snapshot-id', '{{ since }}', 'end-snapshot-id', '{{ now }}')
-            )
-        {%- endcall -%}
-        {{ return(view ~ ', ' ~ now ~ " as queue_snapshot_id from qrepl_queue_appended where _change_type = 'INSERT'") }}
-    {%- endif -%}
-    {{ return(view ~ ', ' ~ now ~ ' as queue_snapshot_id from ' ~ table ~ ' version as of ' ~ now) }}
+    {{ return(columns) }}
 {% endmacro %}
 
 

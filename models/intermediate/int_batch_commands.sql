@@ -110,10 +110,16 @@ new_commands_typed as (
 earlier_transactions as (
 
     {% if is_incremental() %}
+        {#- only the earlier transactions this batch's commands name: the new commands looked
+            up in the history, never the whole history joined and shuffled -#}
         select distinct
-            subscriber,
-            tran_id
+            earlier_batches.subscriber,
+            earlier_batches.tran_id
         from earlier_batches
+        left semi join new_commands
+            on
+                earlier_batches.subscriber = new_commands.subscriber
+                and earlier_batches.tran_id = new_commands.tran_id
     {% else %}
         select
             cast(null as string) as subscriber,
@@ -126,9 +132,11 @@ earlier_transactions as (
 earlier_versions as (
 
     {% if is_incremental() %}
-        select distinct new_version
+        {#- only the earlier versions this batch's commands carry, as above -#}
+        select distinct earlier_batches.new_version
         from earlier_batches
-        where new_version is not null
+        left semi join new_commands
+            on earlier_batches.new_version = new_commands.new_version
     {% else %}
         select cast(null as string) as new_version
         where false
