@@ -7,11 +7,7 @@
     {%- if not execute -%}
         {{ return(1) }}
     {%- endif -%}
-    {%- set cache = qrepl_run_cache() -%}
-    {%- if 'batch_id' not in cache -%}
-        {%- do cache.update({'batch_id': _qrepl_batch_id_read()}) -%}
-    {%- endif -%}
-    {{ return(cache['batch_id']) }}
+    {{ return(qrepl_run_cache('batch_id', _qrepl_batch_id_read)) }}
 {% endmacro %}
 
 

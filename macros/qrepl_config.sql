@@ -7,27 +7,28 @@
     {%- if not execute -%}
         {{ return(_qrepl_config_read()) }}
     {%- endif -%}
-    {%- set cache = qrepl_run_cache() -%}
-    {%- if 'config' not in cache -%}
-        {%- do cache.update({'config': _qrepl_config_read()}) -%}
-    {%- endif -%}
-    {{ return(cache['config']) }}
+    {{ return(qrepl_run_cache('config', _qrepl_config_read)) }}
 {% endmacro %}
 
 
-{% macro qrepl_run_cache() %}
-    {#- A dict that lives for one dbt invocation, for what a run reads once and every node
-        needs (the publication's configuration, the batch id). It is kept in dbt's `graph`
-        context variable, the one dict dbt builds per invocation and hands to every node and
-        hook, under this invocation's id, so a later invocation in the same process (qrepl
-        runs several) starts empty. Each read costs a Spark job on an Iceberg table
-        (0.1-0.3 s warm), and 15 nodes asked for them. -#}
+{% macro qrepl_run_cache(key, read) %}
+    {#- What `read()` returns, read by the first node of this run that asks for `key` and kept
+        for every later one: for what a run reads once and every node needs (the publication's
+        configuration, the batch id). The values are kept in dbt's `graph` context variable,
+        the one dict dbt builds per invocation and hands to every node and hook, under this
+        invocation's id, so a later invocation in the same process (qrepl runs several) reads
+        them again. Each read costs a Spark job on an Iceberg table (0.1-0.3 s warm), and 15
+        nodes asked for them. -#}
     {%- set runs = graph.setdefault('qrepl_run_cache', {}) -%}
     {%- if invocation_id not in runs -%}
         {%- do runs.clear() -%}
         {%- do runs.update({invocation_id: {}}) -%}
     {%- endif -%}
-    {{ return(runs[invocation_id]) }}
+    {%- set cache = runs[invocation_id] -%}
+    {%- if key not in cache -%}
+        {%- do cache.update({key: read()}) -%}
+    {%- endif -%}
+    {{ return(cache[key]) }}
 {% endmacro %}
 
 

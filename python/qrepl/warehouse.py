@@ -34,6 +34,7 @@ QUEUE_SCHEMA = (
     "article STRING, op STRING, row_key STRING, old_version STRING, new_version STRING, "
     "new_row STRING, old_row STRING, enqueued_at TIMESTAMP"
 )
+QUEUE_COLUMNS = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
 SUBSCRIPTIONS_SCHEMA = (
     "subscriber STRING, publication STRING, status STRING, generation INT, "
     "reinit_requested_at TIMESTAMP, reinit_reason STRING, update_mode STRING, current_mode STRING"
@@ -283,8 +284,7 @@ class Warehouse:
         """One atomic Iceberg commit: a transaction's commands are never partly visible."""
         if not rows:
             return
-        cols = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
-        self.spark.createDataFrame([tuple(r.get(c) for c in cols) for r in rows], QUEUE_SCHEMA) \
+        self.spark.createDataFrame([tuple(r.get(c) for c in QUEUE_COLUMNS) for r in rows], QUEUE_SCHEMA) \
             .writeTo(self.table("replication_queue")).append()
 
     def rows_of(self, table: str, order_by: str | None = None) -> list[dict]:

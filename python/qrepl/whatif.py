@@ -19,10 +19,9 @@ from typing import Any, Callable
 from .model import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from .replica import table_at
-from .warehouse import QUEUE_SCHEMA, Warehouse
+from .warehouse import QUEUE_COLUMNS, Warehouse
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
-QUEUE_COLUMNS = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
 
 
 @dataclass
