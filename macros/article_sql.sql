@@ -78,20 +78,26 @@
         for new_row: row_json_ok, row_extra_columns, row_missing_column, row_null_key_value,
         row_wrong_type, typed_key (canonical key of new_row) and typed_row (the row image the
         publisher would hold). Values are only ever read from columns: a date is parsed as text
-        and cast (from_json throws on an impossible date such as 2026-02-30). -#}
+        and cast (from_json throws on an impossible date such as 2026-02-30).
+
+        Parsed once per command: the key and the row by the article's types (a string or date
+        column as text), and each one's field names and shape. Every further parse answers a
+        question only a doubtful value raises, and sits where Spark evaluates it for that
+        value alone (the right side of AND, see _json_text and _wrong_type_when): whether a
+        NULL typed value was JSON null or a value of the wrong type, and whether a string
+        column's number-like or true/false text was a JSON string. A decimal column is also
+        read as text for every command (its text is checked on every value). -#}
     {%- set names = [] -%}
     {%- for article in config['articles'] %}
         {%- do names.append("'" ~ article.name ~ "'") %}
         {%- set typed_ddl = [] -%}
-        {%- set text_ddl = [] -%}
-        {%- set string_columns = [] -%}
+        {%- set decimal_ddl = [] -%}
         {%- set values = [] -%}
         {%- set all_columns = [] -%}
         {%- for name, type in article['columns'] -%}
             {%- do typed_ddl.append(name ~ ' ' ~ ('STRING' if type == 'date' else type | upper)) -%}
-            {%- do text_ddl.append(name ~ ' STRING') -%}
+            {%- if type.startswith('decimal') -%}{%- do decimal_ddl.append(name ~ ' STRING') -%}{%- endif -%}
             {%- do all_columns.append("'" ~ name ~ "'") -%}
-            {%- if type == 'string' -%}{%- do string_columns.append(name) -%}{%- endif -%}
             {%- do values.append("'" ~ name ~ "', " ~ ('cast(row_typed.' ~ name ~ ' as date)' if type == 'date' else 'row_typed.' ~ name)) -%}
         {%- endfor %}
     select
@@ -100,17 +106,17 @@
         {{ _json_object_ok('parsed.key_fields', 'parsed.key_shape') }} as key_json_ok,
         size(parsed.key_fields) as key_field_count,
         not ({% for k in article.key %}array_contains(parsed.key_fields, '{{ k }}'){{ ' and ' if not loop.last }}{% endfor %}) as key_missing_column,
-        ({% for k in article.key %}parsed.key_text.{{ k }} is null{{ ' or ' if not loop.last }}{% endfor %}) as key_null_value,
+        ({% for k in article.key %}(parsed.key_typed.{{ k }} is null and {{ _json_text('parsed.queued_row.row_key', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as key_null_value,
         to_json(parsed.key_typed) as canonical_key,
         {{ _json_object_ok('parsed.row_fields', 'parsed.row_shape') }} as row_json_ok,
         size(array_except(parsed.row_fields, array({{ all_columns | join(', ') }}))) > 0 as row_extra_columns,
         not ({% for name, type in article.columns %}array_contains(parsed.row_fields, '{{ name }}'){{ ' and ' if not loop.last }}{% endfor %}) as row_missing_column,
-        ({% for k in article.key %}parsed.row_text.{{ k }} is null{{ ' or ' if not loop.last }}{% endfor %}) as row_null_key_value,
+        ({% for k in article.key %}(parsed.row_typed.{{ k }} is null and {{ _json_text('parsed.queued_row.new_row', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as row_null_key_value,
         (
             length(parsed.row_shape) - length(replace(parsed.row_shape, '{', '')) > 1
             or instr(parsed.row_shape, '[') > 0
             {%- for name, type in article.columns %}
-            or (parsed.row_text.{{ name }} is not null and {{ _wrong_type_when(name, type) }})
+            or {{ _wrong_type_when(name, type) }}
             {%- endfor %}
         ) as row_wrong_type,
         to_json(named_struct(
@@ -129,17 +135,13 @@
                 json_object_keys(queued.row_key) as key_fields,
                 {{ _json_shape('queued.row_key') }} as key_shape,
                 from_json(queued.row_key, '{{ article_schema_ddl(article, keys_only=true) }}') as key_typed,
-                from_json(queued.row_key, '{% for k in article.key %}{{ k }} STRING{{ ", " if not loop.last }}{% endfor %}') as key_text,
                 json_object_keys(queued.new_row) as row_fields,
                 {{ _json_shape('queued.new_row') }} as row_shape,
                 from_json(queued.new_row, '{{ typed_ddl | join(", ") }}') as row_typed,
-                from_json(queued.new_row, '{{ text_ddl | join(", ") }}') as row_text,
-                {%- if string_columns %}
-                from_json(queued.new_row, '{% for c in string_columns %}{{ c }} DOUBLE{{ ", " if not loop.last }}{% endfor %}') as row_as_double,
-                from_json(queued.new_row, '{% for c in string_columns %}{{ c }} BOOLEAN{{ ", " if not loop.last }}{% endfor %}') as row_as_boolean
+                {%- if decimal_ddl %}
+                from_json(queued.new_row, '{{ decimal_ddl | join(", ") }}') as row_decimal_text
                 {%- else %}
-                cast(null as string) as row_as_double,
-                cast(null as string) as row_as_boolean
+                cast(null as string) as row_decimal_text
                 {%- endif %}
             from {{ relation }} as queued
             where queued.article = '{{ article.name }}'
@@ -170,8 +172,16 @@
 
 
 {% macro _json_shape(text) -%}
-    {#- The JSON text with every string literal emptied: what is left is its structure. -#}
-    regexp_replace({{ text }}, '"(?:[^"\\\\]++|\\\\.)*+"', '""')
+    {#- The JSON text with every string literal emptied: what is left is its structure. A flat
+        object (one pair of braces, no brackets, no single quote: what capture writes) is
+        returned as it is, without the rewrite: emptying its strings cannot change any check
+        made on the shape (_json_object_ok, the nesting test of row_wrong_type), since it
+        keeps the leading brace, the closing brace that only whitespace follows, and adds no
+        brace, bracket or quote. -#}
+    case
+        when {{ text }} rlike '^\\s*\\{[^{}\\[\\]\\x27]*\\}\\s*$' then {{ text }}
+        else regexp_replace({{ text }}, '"(?:[^"\\\\]++|\\\\.)*+"', '""')
+    end
 {%- endmacro %}
 
 
@@ -191,22 +201,41 @@
 {%- endmacro %}
 
 
+{% macro _json_text(json, name) -%}
+    {#- The text of field `name` of the JSON object `json` (a number or true/false as written, a
+        string unquoted); NULL when the field is absent or JSON null. One more parse: used
+        only on the right of AND, after a cheaper test, so it runs for doubtful values alone. -#}
+    from_json({{ json }}, '{{ name }} STRING').{{ name }}
+{%- endmacro %}
+
+
 {% macro _wrong_type_when(name, type) -%}
-    {#- True when the non-null JSON value of column `name` does not fit `type` (model.queued_value_ok). -#}
+    {#- True when column `name` of new_row holds a non-null JSON value that does not fit `type`
+        (model.queued_value_ok). A typed value that is not NULL came from a non-null value of a
+        fitting kind; a NULL one is a JSON null (fits) or a value of the wrong kind, which only
+        its text tells apart. A string column's typed value is its text: it was not a JSON
+        string only when that text could be a number or true/false, and only then is the row
+        parsed again to tell (a finite DOUBLE or a BOOLEAN there means it was not a string). -#}
+    {%- set typed = 'parsed.row_typed.' ~ name -%}
+    {%- set json = 'parsed.queued_row.new_row' -%}
     {%- if type == 'string' -%}
-        ((parsed.row_as_double.{{ name }} is not null and not isnan(parsed.row_as_double.{{ name }})
-          and abs(parsed.row_as_double.{{ name }}) <> double('Infinity'))
-         or parsed.row_as_boolean.{{ name }} is not null)
+        ({{ typed }} is not null and (
+            ({{ typed }} rlike '^[-+0-9.eE]+$'
+             and coalesce(abs(from_json({{ json }}, '{{ name }} DOUBLE').{{ name }}) < double('Infinity'), false))
+            or ({{ typed }} in ('true', 'false')
+                and from_json({{ json }}, '{{ name }} BOOLEAN').{{ name }} is not null)))
     {%- elif type == 'double' -%}
-        (parsed.row_typed.{{ name }} is null or isnan(parsed.row_typed.{{ name }})
-         or abs(parsed.row_typed.{{ name }}) = double('Infinity'))
+        (({{ typed }} is null and {{ _json_text(json, name) }} is not null)
+         or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
     {%- elif type == 'date' -%}
-        (not parsed.row_text.{{ name }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-         or cast(parsed.row_text.{{ name }} as date) is null)
+        ({{ typed }} is not null
+         and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+              or cast({{ typed }} as date) is null))
     {%- elif type.startswith('decimal') -%}
-        (parsed.row_typed.{{ name }} is null
-         or not parsed.row_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$')
+        (parsed.row_decimal_text.{{ name }} is not null
+         and ({{ typed }} is null
+              or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
     {%- else -%}
-        parsed.row_typed.{{ name }} is null
+        ({{ typed }} is null and {{ _json_text(json, name) }} is not null)
     {%- endif -%}
 {%- endmacro %}

@@ -99,6 +99,9 @@ def _catalogue() -> list[tuple[str, str, list[dict]]]:
         ("wrong_type_nan_double", "wrong value type", tran("h_type_nan", cmd("U", c(2, score="NaN"), old=version(2), new=fresh()))),
         ("wrong_type_number_for_string", "wrong value type", tran("h_type_string", cmd("U", c(2, name=5), old=version(2), new=fresh()))),
         ("wrong_type_string_for_boolean", "wrong value type", tran("h_type_bool", cmd("U", c(2, active="true"), old=version(2), new=fresh()))),
+        ("wrong_type_boolean_for_string", "wrong value type", tran("h_type_string_bool", cmd("U", c(2, name=False), old=version(2), new=fresh()))),
+        ("wrong_type_exponent_for_string", "wrong value type", tran("h_type_string_exp", cmd("U", c(2, city=-1.5e3), old=version(2), new=fresh()))),
+        ("wrong_type_string_for_double", "wrong value type", tran("h_type_double_text", cmd("U", c(2, score="1.5"), old=version(2), new=fresh()))),
         ("wrong_type_nested", "wrong value type", tran("h_type_nested", cmd("U", c(2, city={"x": 1}), old=version(2), new=fresh()))),
         ("malformed_json_truncated", "malformed JSON", tran("h_json_cut", cmd("I", key='{"customer_id":26}', new=fresh(), new_row='{"customer_id":26,"name":'))),
         ("malformed_json_trailing", "malformed JSON", tran("h_json_tail", cmd("I", c(27), new=fresh(), new_row=compact(c(27)) + " x"))),
@@ -141,6 +144,16 @@ GOOD = [
                           subscriber="s2", tran_seq=4)),
     ("g_copy", tran("g_copy", cmd("I", customer(11), new=fresh()), cmd("I", {"order_id": 2, "line_no": 1, "product": "q", "quantity": 3},
                     article="order_lines", new=fresh()), subscriber="s2", tran_seq=5)),
+    # strings that read like numbers or booleans, or hold braces and quotes, are strings; nulls fit any column
+    ("g_number_like_strings", tran("g_number_like_strings", cmd("I", customer(12, name="123", city="-1.5e3"), new=fresh()),
+                                   subscriber="s2", tran_seq=6)),
+    ("g_boolean_like_strings", tran("g_boolean_like_strings", cmd("I", customer(13, name="true", city="false"), new=fresh()),
+                                    subscriber="s2", tran_seq=7)),
+    ("g_structure_in_strings", tran("g_structure_in_strings", cmd("I", customer(14, name='{"a":[1]}', city="O'Brien"),
+                                                                  new=fresh()), subscriber="s2", tran_seq=8)),
+    ("g_null_values", tran("g_null_values", cmd("I", customer(15, name=None, city=None, credit_limit=None, since=None,
+                                                              active=None, score=None), new=fresh()),
+                           subscriber="s2", tran_seq=9)),
 ]
 
 
