@@ -144,9 +144,16 @@ transactions_judged as (
 
 subscriber_cuts as (
 
+    {#- publisher_wins_reinit rejects a subscriber's transactions from its first conflicting
+        one on (the cut); the other policies have no cut, and spare the window over every
+        command of each subscriber -#}
     select
         transactions_judged.*,
-        min(case when transaction_conflicts then tran_pos end) over (partition by subscriber) as subscriber_cut
+        {%- if publication.policy == 'publisher_wins_reinit' %}
+            min(case when transaction_conflicts then tran_pos end) over (partition by subscriber) as subscriber_cut
+        {%- else %}
+            cast(null as int) as subscriber_cut
+        {%- endif %}
     from transactions_judged
 
 ),
