@@ -178,7 +178,12 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         **metastore_conf(state),
         "spark.hadoop.hive.metastore.schema.verification": "false",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={state} -Dderby.stream.error.file={state / 'derby.log'}",
+        # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
+        # threads take CPU from the tasks (make bench, 2026-11-24, same hour: the reader 12% faster
+        # at 100k and 1M changes, 8% at 1k)
+        "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dderby.system.home={state} "
+                                         f"-Dderby.stream.error.file={state / 'derby.log'}",
+        "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
         "spark.jars": str(iceberg_jar()),
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
