@@ -83,7 +83,7 @@
         Parsed once per command: the key and the row by the article's types (a string or date
         column as text), and each one's field names and shape. Every further parse answers a
         question only a doubtful value raises, and sits where Spark evaluates it for that
-        value alone (the right side of AND, see _json_text and _wrong_type_when): whether a
+        value alone (the right side of AND, see _json_field and _wrong_type_when): whether a
         NULL typed value was JSON null or a value of the wrong type, and whether a string
         column's number-like or true/false text was a JSON string. A decimal column is also
         read as text for every command (its text is checked on every value). -#}
@@ -106,12 +106,12 @@
         {{ _json_object_ok('parsed.key_fields', 'parsed.key_shape') }} as key_json_ok,
         size(parsed.key_fields) as key_field_count,
         not ({% for k in article.key %}array_contains(parsed.key_fields, '{{ k }}'){{ ' and ' if not loop.last }}{% endfor %}) as key_missing_column,
-        ({% for k in article.key %}(parsed.key_typed.{{ k }} is null and {{ _json_text('parsed.queued_row.row_key', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as key_null_value,
+        ({% for k in article.key %}(parsed.key_typed.{{ k }} is null and {{ _json_field('parsed.queued_row.row_key', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as key_null_value,
         to_json(parsed.key_typed) as canonical_key,
         {{ _json_object_ok('parsed.row_fields', 'parsed.row_shape') }} as row_json_ok,
         size(array_except(parsed.row_fields, array({{ all_columns | join(', ') }}))) > 0 as row_extra_columns,
         not ({% for name, type in article.columns %}array_contains(parsed.row_fields, '{{ name }}'){{ ' and ' if not loop.last }}{% endfor %}) as row_missing_column,
-        ({% for k in article.key %}(parsed.row_typed.{{ k }} is null and {{ _json_text('parsed.queued_row.new_row', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as row_null_key_value,
+        ({% for k in article.key %}(parsed.row_typed.{{ k }} is null and {{ _json_field('parsed.queued_row.new_row', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as row_null_key_value,
         (
             length(parsed.row_shape) - length(replace(parsed.row_shape, '{', '')) > 1
             or instr(parsed.row_shape, '[') > 0
@@ -201,11 +201,12 @@
 {%- endmacro %}
 
 
-{% macro _json_text(json, name) -%}
-    {#- The text of field `name` of the JSON object `json` (a number or true/false as written, a
-        string unquoted); NULL when the field is absent or JSON null. One more parse: used
-        only on the right of AND, after a cheaper test, so it runs for doubtful values alone. -#}
-    from_json({{ json }}, '{{ name }} STRING').{{ name }}
+{% macro _json_field(json, name, type='STRING') -%}
+    {#- Field `name` of the JSON object `json` read as `type`; as STRING, its text (a number or
+        true/false as written, a string unquoted), NULL when the field is absent or JSON null.
+        One more parse: used only on the right of AND, after a cheaper test, so it runs for
+        doubtful values alone. -#}
+    from_json({{ json }}, '{{ name }} {{ type }}').{{ name }}
 {%- endmacro %}
 
 
@@ -221,11 +222,11 @@
     {%- if type == 'string' -%}
         ({{ typed }} is not null and (
             ({{ typed }} rlike '^[-+0-9.eE]+$'
-             and coalesce(abs(from_json({{ json }}, '{{ name }} DOUBLE').{{ name }}) < double('Infinity'), false))
+             and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
             or ({{ typed }} in ('true', 'false')
-                and from_json({{ json }}, '{{ name }} BOOLEAN').{{ name }} is not null)))
+                and {{ _json_field(json, name, 'BOOLEAN') }} is not null)))
     {%- elif type == 'double' -%}
-        (({{ typed }} is null and {{ _json_text(json, name) }} is not null)
+        (({{ typed }} is null and {{ _json_field(json, name) }} is not null)
          or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
     {%- elif type == 'date' -%}
         ({{ typed }} is not null
@@ -236,6 +237,6 @@
          and ({{ typed }} is null
               or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
     {%- else -%}
-        ({{ typed }} is null and {{ _json_text(json, name) }} is not null)
+        ({{ typed }} is null and {{ _json_field(json, name) }} is not null)
     {%- endif -%}
 {%- endmacro %}
