@@ -13,7 +13,11 @@
     python/qrepl/model.py, in the same order); a command failing a check quarantines its whole
     transaction. Byte-identical copies of a queued command collapse to one. The queue is read
     as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
-    appended since the last batch's snapshot (macros/qrepl_batch.sql, qrepl_queue_rows_view). -#}
+    appended since the last batch's snapshot (macros/qrepl_batch.sql, qrepl_queue_rows_view).
+    The publisher is read here, once per batch: each command carries its row's state at the
+    cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
+    resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run
+    finished after a crash resolves against what the batch first saw. -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 
@@ -97,6 +101,7 @@ publisher_keys as (
         article,
         row_key,
         max(msrepl_tran_version) as msrepl_tran_version,
+        max(row_json) as row_json,
         count(*) as copies
     from publisher_rows
     group by article, row_key
@@ -209,7 +214,10 @@ commands_checked as (
                     or publisher_keys.msrepl_tran_version <=> commands.new_version
                 )
                 then 'reused new_version'
-        end as own_reject_reason
+        end as own_reject_reason,
+        publisher_keys.row_key is not null as root_exists,
+        publisher_keys.msrepl_tran_version as root_version,
+        publisher_keys.row_json as root_row
     from duplicates_counted as commands
     left join int_batch_subscriptions
         on commands.subscriber = int_batch_subscriptions.subscriber
@@ -254,6 +262,9 @@ final as (
         enqueued_at,
         typed_row,
         queue_snapshot_id,
+        root_exists,
+        root_version,
+        root_row,
         case
             when own_reject_reason is not null then own_reject_reason
             when any_reject_reason is not null then 'transaction has a quarantined command'

@@ -27,13 +27,6 @@ int_transaction_rows as (
 
 ),
 
-int_row_roots as (
-
-    select * from {{ ref('int_row_roots') }}
-    where batch_id = {{ batch_id }}
-
-),
-
 int_transactions_resolved as (
 
     select * from {{ ref('int_transactions_resolved') }}
@@ -44,14 +37,6 @@ int_transactions_resolved as (
 row_states as (
 
     select
-        article,
-        row_key,
-        0 as pos,
-        true as is_applied,
-        named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row) as state_after
-    from int_row_roots
-    union all
-    select
         int_transaction_rows.article,
         int_transaction_rows.row_key,
         int_transaction_rows.tran_pos as pos,
@@ -60,7 +45,12 @@ row_states as (
             'row_exists', not int_transaction_rows.produces_absent,
             'version', int_transaction_rows.produced_version,
             'row_image', int_transaction_rows.produced_row
-        ) as state_after
+        ) as state_after,
+        named_struct(
+            'row_exists', int_transaction_rows.root_exists,
+            'version', int_transaction_rows.root_version,
+            'row_image', int_transaction_rows.root_row
+        ) as root_state
     from int_transaction_rows
     inner join int_transactions_resolved
         on int_transaction_rows.tran_pos = int_transactions_resolved.tran_pos
@@ -69,13 +59,18 @@ row_states as (
 
 state_before_transactions as (
 
+    {#- the state the last applied earlier transaction left on the row, or the publisher's
+        state at the batch cut when there is none -#}
     select
         article,
         row_key,
         pos as tran_pos,
-        last(case when is_applied then state_after end, true) over (
-            partition by article, row_key order by pos
-            rows between unbounded preceding and 1 preceding
+        coalesce(
+            last(case when is_applied then state_after end, true) over (
+                partition by article, row_key order by pos
+                rows between unbounded preceding and 1 preceding
+            ),
+            root_state
         ) as state_before
     from row_states
 

@@ -51,13 +51,6 @@ int_transaction_rows as (
 
 ),
 
-int_row_roots as (
-
-    select * from {{ ref('int_row_roots') }}
-    where batch_id = {{ batch_id }}
-
-),
-
 candidates as (
 
     {#- a row state is the row's version ('' for a row without one), or null for no row #}
@@ -73,12 +66,10 @@ candidates as (
             when not int_transaction_rows.produces_absent
                 then coalesce(int_transaction_rows.produced_version, '')
         end as produced_state,
-        case when int_row_roots.root_exists then coalesce(int_row_roots.root_version, '') end as root_state
+        case
+            when int_transaction_rows.root_exists then coalesce(int_transaction_rows.root_version, '')
+        end as root_state
     from int_transaction_rows
-    inner join int_row_roots
-        on
-            int_transaction_rows.article = int_row_roots.article
-            and int_transaction_rows.row_key = int_row_roots.row_key
 
 ),
 

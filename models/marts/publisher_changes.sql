@@ -20,13 +20,6 @@ int_transactions_resolved as (
 
 ),
 
-int_row_roots as (
-
-    select * from {{ ref('int_row_roots') }}
-    where batch_id = {{ batch_id }}
-
-),
-
 applied_rows as (
 
     select
@@ -52,14 +45,10 @@ final as (
         applied_rows.produced_version as msrepl_tran_version,
         applied_rows.subscriber as changed_by,
         applied_rows.tran_id,
-        int_row_roots.root_exists as expected_exists,
-        int_row_roots.root_version as expected_version,
+        applied_rows.root_exists as expected_exists,
+        applied_rows.root_version as expected_version,
         {{ qrepl_batch_time() }} as changed_at
     from applied_rows
-    inner join int_row_roots
-        on
-            applied_rows.article = int_row_roots.article
-            and applied_rows.row_key = int_row_roots.row_key
     where applied_rows.newest_first = 1 and {{ batch_not_yet_written(batch_id) }}
 
 )

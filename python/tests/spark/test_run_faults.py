@@ -41,7 +41,7 @@ EVENTS = {
     None: (None, None),
     "publisher_write": ({"publisher_change": {
         "article": "customers", "op": "U", "row": {"customer_id": 1, "name": "Ada", "city": "Oslo"},
-        "new_version": "99000000-0000-4000-8000-000000000001"}}, "model.qrepl.int_row_roots"),
+        "new_version": "99000000-0000-4000-8000-000000000001"}}, "model.qrepl.int_batch_commands"),
     "enqueue": ({"enqueue": [{"subscriber": "s3", "tran_id": "s3-late", "commands": [
         {"article": "customers", "op": "U", "row": {"customer_id": 3, "name": "Alan", "city": "Wilmslow"},
          "old_version": "00000000-0000-4000-8000-000000000003",
