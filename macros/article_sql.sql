@@ -35,7 +35,10 @@
     {#- One row per publisher row of every article whose canonical key is among `touched`
         (a relation or CTE with article, row_key): its key, row image and version. The join
         runs on the typed key columns (from_json of the key), so only the rows found are
-        serialized; comparing their canonical key text with row_key keeps it exact. -#}
+        serialized; comparing their canonical key text with row_key keeps it exact. That
+        comparison is wrapped in coalesce so Spark keeps it a filter after the join: as a
+        plain equality it becomes a join key, and every publisher row is serialized and
+        shuffled by its key text. -#}
     {%- for article in config['articles'] %}
     select
         '{{ article.name }}' as article,
@@ -54,9 +57,9 @@
             {%- for k in article.key %}
             publisher.{{ k }} = touched_keys.typed.{{ k }}{{ ' and' if not loop.last }}
             {%- endfor %}
-    where to_json(named_struct(
+    where coalesce(to_json(named_struct(
         {%- for k in article.key %}'{{ k }}', publisher.{{ k }}{{ ', ' if not loop.last }}{% endfor -%}
-    )) = touched_keys.row_key
+    )) = touched_keys.row_key, false)
     {% if not loop.last %}union all{% endif %}
     {%- else %}
     select

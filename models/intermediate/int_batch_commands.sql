@@ -149,17 +149,59 @@ earlier_versions as (
 
 ),
 
-duplicates_counted as (
+versions_counted as (
 
     select
         new_commands_typed.*,
-        count(*) over (partition by subscriber, tran_id, command_seq) as same_command_count,
-        size(collect_set(command_seq) over (partition by subscriber, tran_id)) as command_seq_count,
         case
             when new_version is not null then count(*) over (partition by new_version)
             else 0
         end as same_new_version_count
     from new_commands_typed
+
+),
+
+commands_found as (
+
+    {#- what the checks look up: the subscription, the earlier batches and the publisher -#}
+    select
+        commands.*,
+        int_batch_subscriptions.subscriber is not null as subscription_known,
+        int_batch_subscriptions.generation as subscription_generation,
+        earlier_transactions.tran_id is not null as tran_id_taken_before,
+        earlier_versions.new_version is not null as new_version_taken_before,
+        publisher_keys.copies as publisher_copies,
+        publisher_keys.row_key is not null as root_exists,
+        publisher_keys.msrepl_tran_version as root_version,
+        publisher_keys.row_json as root_row
+    from versions_counted as commands
+    left join int_batch_subscriptions
+        on commands.subscriber = int_batch_subscriptions.subscriber
+    left join earlier_transactions
+        on
+            commands.subscriber = earlier_transactions.subscriber
+            and commands.tran_id = earlier_transactions.tran_id
+    left join earlier_versions
+        on commands.new_version = earlier_versions.new_version
+    left join publisher_keys
+        on
+            commands.article = publisher_keys.article
+            and commands.row_key = publisher_keys.row_key
+
+),
+
+duplicates_counted as (
+
+    {#- every window here and in transactions_checked is over a transaction (the same command
+        is the same command_seq within it), so one shuffle of the commands serves them all -#}
+    select
+        commands_found.*,
+        count(*) over (
+            partition by subscriber, tran_id order by command_seq
+            range between current row and current row
+        ) as same_command_count,
+        size(collect_set(command_seq) over (partition by subscriber, tran_id)) as command_seq_count
+    from commands_found
 
 ),
 
@@ -169,9 +211,9 @@ commands_checked as (
         commands.*,
         case
             when commands.tran_id is null or commands.tran_id = '' then 'null tran_id'
-            when int_batch_subscriptions.subscriber is null then 'unknown subscriber'
+            when not commands.subscription_known then 'unknown subscriber'
             when commands.generation is null then 'null generation'
-            when commands.generation > int_batch_subscriptions.generation then 'generation newer than the subscription'
+            when commands.generation > commands.subscription_generation then 'generation newer than the subscription'
             when commands.tran_seq is null or commands.tran_seq < 0 then 'null or negative tran_seq'
             when commands.enqueued_at is null then 'null enqueued_at'
             when not commands.article_known then 'unknown article'
@@ -203,34 +245,19 @@ commands_checked as (
             when commands.op in ('I', 'U') and commands.row_null_key_value then 'null key value'
             when commands.op in ('I', 'U') and commands.row_wrong_type then 'wrong value type'
             when commands.op in ('I', 'U') and not (commands.typed_key <=> commands.row_key) then 'key mismatch'
-            when publisher_keys.copies > 1 then 'publisher table holds this key more than once'
-            when commands.same_command_count > 1 or earlier_transactions.tran_id is not null
+            when commands.publisher_copies > 1 then 'publisher table holds this key more than once'
+            when commands.same_command_count > 1 or commands.tran_id_taken_before
                 then 'duplicate command'
             when
                 commands.new_version is not null
                 and (
                     commands.same_new_version_count > 1
-                    or earlier_versions.new_version is not null
-                    or publisher_keys.msrepl_tran_version <=> commands.new_version
+                    or commands.new_version_taken_before
+                    or commands.root_version <=> commands.new_version
                 )
                 then 'reused new_version'
-        end as own_reject_reason,
-        publisher_keys.row_key is not null as root_exists,
-        publisher_keys.msrepl_tran_version as root_version,
-        publisher_keys.row_json as root_row
+        end as own_reject_reason
     from duplicates_counted as commands
-    left join int_batch_subscriptions
-        on commands.subscriber = int_batch_subscriptions.subscriber
-    left join earlier_transactions
-        on
-            commands.subscriber = earlier_transactions.subscriber
-            and commands.tran_id = earlier_transactions.tran_id
-    left join earlier_versions
-        on commands.new_version = earlier_versions.new_version
-    left join publisher_keys
-        on
-            commands.article = publisher_keys.article
-            and commands.row_key = publisher_keys.row_key
 
 ),
 
