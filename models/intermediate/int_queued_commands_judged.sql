@@ -117,14 +117,18 @@ commands_judged as (
                     ) }}
             else commands.own_write_conflict_type
         end as conflict_type
+    {# joined in this order, the commands are shuffled twice, not four times: they come
+        partitioned by (tran_pos, article, row_key) from their sequencing windows, which the
+        first join uses; the second partitions them by tran_pos, which the window over each
+        transaction in transactions_judged uses #}
     from int_queued_commands_sequenced as commands
-    inner join int_transactions_resolved as resolved
-        on commands.tran_pos = resolved.tran_pos
     left join state_before_transactions as before
         on
-            commands.article = before.article
+            commands.tran_pos = before.tran_pos
+            and commands.article = before.article
             and commands.row_key = before.row_key
-            and commands.tran_pos = before.tran_pos
+    inner join int_transactions_resolved as resolved
+        on commands.tran_pos = resolved.tran_pos
 
 ),
 
