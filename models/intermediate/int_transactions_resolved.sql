@@ -33,7 +33,7 @@
 {#- the columns every doubt hop carries on -#}
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
     'has_own_write_conflict', 'produced_state', 'root_state', 'previous_pos', 'naive_state_before',
-    'naive_applied', 'naive_state_after'] %}
+    'naive_applied', 'naive_state_after', 'previous_naive_state_after'] %}
 
 with
 
@@ -117,12 +117,19 @@ naive_decided as (
 
 doubt_0 as (
 
-    {#- the state each candidate leaves when its naive decision is exact #}
+    {#- the state each candidate leaves when its naive decision is exact, and the state the
+        previous candidate on its row leaves (placed reads it; computed here, where the
+        first hop's window over the rows shuffles the candidates by row anyway) #}
     select
-        naive_decided.*,
-        case when naive_applied then produced_state else naive_state_before end as naive_state_after,
-        false as doubtful
-    from naive_decided
+        decided.*,
+        lag(naive_state_after) over (partition by article, row_key order by tran_pos) as previous_naive_state_after
+    from (
+        select
+            naive_decided.*,
+            case when naive_applied then produced_state else naive_state_before end as naive_state_after,
+            false as doubtful
+        from naive_decided
+    ) as decided
 
 ),
 
@@ -137,11 +144,15 @@ doubt_0 as (
         select
             {{ carried | join(', ') }},
             doubtful_before,
+            previous_doubtful_before,
             bool_or(doubtful_here) over (partition by tran_pos) as doubtful
         from (
             select
                 {{ carried | join(', ') }},
                 doubtful as doubtful_before,
+                {#- whether the previous candidate on the row was doubtful before this hop
+                    (placed reads the last hop's): the same window partition as below #}
+                lag(doubtful) over (partition by article, row_key order by tran_pos) as previous_doubtful_before,
                 coalesce(tran_pos > min(case when not naive_applied or doubtful then tran_pos end) over (
                     partition by article, row_key
                 ), false)
@@ -159,15 +170,18 @@ placed as (
 
     {#- The remainder: the doubtful transactions, and, when doubt still reached new ones
         after the last hop (it can only go on to later positions), everything from the
-        first of those on. entry_state: the state before a row's first folded candidate,
-        which is what the previous (exactly decided) candidate left, or the publisher's. #}
+        first of those on (remainder_from). entry_state: the state before a row's first
+        folded candidate, which is what the previous (exactly decided) candidate left, or
+        the publisher's. follows_folded: the previous candidate on the row is in the
+        remainder. Both read the previous candidate's columns taken in the hops' windows
+        over the rows, so this step shuffles the candidates no further by row. #}
     select
         with_remainder.*,
         case
             when previous_pos is null then root_state
-            else lag(naive_state_after) over on_row
+            else previous_naive_state_after
         end as entry_state,
-        coalesce(lag(in_remainder) over on_row, false) as follows_folded,
+        coalesce(previous_doubtful_before or previous_pos >= remainder_from, false) as follows_folded,
         {#- under reinit: a subscriber already cut by an exactly decided rejection earlier
             in the batch #}
         {% if reinit -%}
@@ -180,12 +194,16 @@ placed as (
     from (
         select
             doubt.*,
-            doubt.doubtful_before or doubt.tran_pos >= coalesce(min(
-                case when doubt.doubtful and not doubt.doubtful_before then doubt.tran_pos end
-            ) over (), 2147483647) as in_remainder
-        from doubt_{{ hops + 1 }} as doubt
+            doubt.doubtful_before or doubt.tran_pos >= doubt.remainder_from as in_remainder
+        from (
+            select
+                doubt_{{ hops + 1 }}.*,
+                coalesce(
+                    min(case when doubtful and not doubtful_before then tran_pos end) over (), 2147483647
+                ) as remainder_from
+            from doubt_{{ hops + 1 }}
+        ) as doubt
     ) as with_remainder
-    window on_row as (partition by article, row_key order by tran_pos)
 
 ),
 
