@@ -13,27 +13,32 @@
     Under subscriber_wins every live transaction is applied (the steps below are defined but
     never read). Otherwise one statement decides the batch in named steps:
       candidates       one row per (live transaction, publisher row), states as strings
-      naive_*          every candidate judged as if each earlier one on its row were applied
-      doubt_<k>        which transactions an earlier rejection may still flip, k hops deep
-      in_remainder     the doubtful transactions (past the hop limit, all later ones too)
+      states_<k>       per candidate: the state it meets if the earlier candidates on its row
+                       were decided as in pass k - 1 (pass 0: as if all were applied), and
+                       whether that state is known exactly (every earlier one was settled)
+      decided_<k>      per transaction: applied in pass k, and settled (its decision is
+                       exact: every state it meets is known, and under reinit so is every
+                       earlier decision of its subscriber)
+      remainder_candidates  the transactions still unsettled after the last pass, numbered
+                       for the fold, each row with the state before it or its fold source
       fold             the remainder folded in queue order inside one task, exactly as the
                        sequential reader does
-      resolved         naive decisions outside the remainder, folded ones inside it -#}
+      resolved         settled decisions outside the remainder, folded ones inside it -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
-{#- hops of doubt followed before the remainder becomes "everything from the first still
-    spreading transaction on". One hop settles typical batches (doubt rarely crosses to a
-    second row); each further hop costs two windows over the candidates. -#}
-{%- set hops = 1 -%}
+{#- passes after the first. A pass settles every transaction whose earlier candidates on all
+    its rows were settled by the pass before, so each pass reaches one link further along
+    chains of dependent transactions; what is left is folded. Each pass costs two windows
+    over the candidates (by row, by transaction). -#}
+{%- set passes = 2 -%}
 {#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
     finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
 {%- set chunk = 512 -%}
 {%- set stored = 'struct<tran_pos: int, state: string, applied: boolean>' -%}
-{#- the columns every doubt hop carries on -#}
+{#- the columns every pass carries on -#}
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
-    'has_own_write_conflict', 'produced_state', 'root_state', 'previous_pos', 'naive_state_before',
-    'naive_applied', 'naive_state_after', 'previous_naive_state_after'] %}
+    'has_own_write_conflict', 'produced_state', 'root_state'] %}
 
 with
 
@@ -73,153 +78,81 @@ candidates as (
 
 ),
 
-on_rows as (
-
-    {#- every candidate judged as if each earlier candidate on its row were applied #}
-    select
-        candidates.*,
-        lag(tran_pos) over on_row as previous_pos,
-        not has_own_write_conflict
-        and case
-            when row_number() over on_row = 1 then {{ qrepl_state_matches('root_state') }}
-            else {{ qrepl_state_matches('lag(produced_state) over on_row') }}
-        end as naive_matches,
-        case
-            when row_number() over on_row = 1 then root_state
-            else lag(produced_state) over on_row
-        end as naive_state_before
-    from candidates
-    window on_row as (partition by article, row_key order by tran_pos)
-
-),
-
-naive_decided as (
-
-    {#- a transaction is applied when all its rows match; under reinit, not after its
-        subscriber's first rejection either #}
-    select
-        on_rows.*,
-        {%- if reinit %}
-        tran_pos < coalesce(min(case when not transaction_matches then tran_pos end) over (
-            partition by subscriber
-        ), 2147483647) and transaction_matches as naive_applied
-        {%- else %}
-            transaction_matches as naive_applied
-        {%- endif %}
-    from (
-        select
-            on_rows.*,
-            bool_and(naive_matches) over (partition by tran_pos) as transaction_matches
-        from on_rows
-    ) as on_rows
-
-),
-
-doubt_0 as (
-
-    {#- the state each candidate leaves when its naive decision is exact, and the state the
-        previous candidate on its row leaves (placed reads it; computed here, where the
-        first hop's window over the rows shuffles the candidates by row anyway) #}
-    select
-        decided.*,
-        lag(naive_state_after) over (partition by article, row_key order by tran_pos) as previous_naive_state_after
-    from (
-        select
-            naive_decided.*,
-            case when naive_applied then produced_state else naive_state_before end as naive_state_after,
-            false as doubtful
-        from naive_decided
-    ) as decided
-
-),
-
-{#- Doubt. A rejected transaction (a disturber) leaves its rows as they were, so every later
-    candidate on those rows was judged against the wrong state and is doubtful; a doubtful
-    transaction spreads doubt to the later candidates on all of its rows (and, under reinit,
-    to its subscriber's later transactions: whether they follow a first rejection is doubtful
-    too). A transaction without doubt is decided exactly by the naive step. #}
-{% for k in range(hops + 1) -%}
-    doubt_{{ k + 1 }} as (
+{#- Passes. Pass 0 judges every candidate as if each earlier one on its row were applied;
+    pass k judges it by the decisions of pass k - 1. A candidate's state is exact when every
+    earlier candidate on its row is settled (a rejected one leaves the row as it was, an
+    applied one leaves what it produced), so a transaction all of whose states are exact is
+    decided exactly: it is settled. Pass 0 settles the transactions that are first on every
+    row they touch. Settled transactions stay settled and keep their decisions. #}
+{% for k in range(passes + 1) -%}
+    states_{{ k }} as (
 
         select
             {{ carried | join(', ') }},
-            doubtful_before,
-            previous_doubtful_before,
-            bool_or(doubtful_here) over (partition by tran_pos) as doubtful
+            {% if k == 0 -%}
+                {{ qrepl_met_state('true') }} as state_met,
+                {{ qrepl_after_settled('false') }} as state_known
+            {%- else -%}
+                {{ qrepl_met_state('applied') }} as state_met,
+                {{ qrepl_after_settled('settled') }} as state_known
+            {%- endif %}
+        from {{ 'candidates' if k == 0 else 'decided_' ~ (k - 1) }}
+        window earlier_on_row as (
+            partition by article, row_key order by tran_pos rows between unbounded preceding and 1 preceding
+        )
+
+    ),
+
+    decided_{{ k }} as (
+
+        {#- applied: every row matches; under reinit, and no earlier transaction of the
+            subscriber is rejected (the first rejected one cuts it) #}
+        select
+            {{ carried | join(', ') }},
+            {%- if reinit %}
+                transaction_matches and coalesce(
+                    tran_pos < min(case when not transaction_matches then tran_pos end) over by_subscriber, true
+                ) as applied,
+                transaction_known and coalesce(
+                    tran_pos < min(case when not transaction_known then tran_pos end) over by_subscriber, true
+                ) as settled
+            {%- else %}
+                transaction_matches as applied,
+                transaction_known as settled
+            {%- endif %}
         from (
             select
                 {{ carried | join(', ') }},
-                doubtful as doubtful_before,
-                {#- whether the previous candidate on the row was doubtful before this hop
-                    (placed reads the last hop's): the same window partition as below #}
-                lag(doubtful) over (partition by article, row_key order by tran_pos) as previous_doubtful_before,
-                coalesce(tran_pos > min(case when not naive_applied or doubtful then tran_pos end) over (
-                    partition by article, row_key
-                ), false)
-                {%- if reinit %}
-            or coalesce(tran_pos > min(case when doubtful then tran_pos end) over (partition by subscriber), false)
-            {%- endif %} as doubtful_here
-            from doubt_{{ k }}
-        ) as spread
+                bool_and(not has_own_write_conflict and {{ qrepl_state_matches('state_met') }}) over (
+                    partition by tran_pos
+                ) as transaction_matches,
+                bool_and(state_known) over (partition by tran_pos) as transaction_known
+            from states_{{ k }}
+        ) as judged
+        window by_subscriber as (partition by subscriber)
 
     ),
 
 {% endfor -%}
 
-placed as (
-
-    {#- The remainder: the doubtful transactions, and, when doubt still reached new ones
-        after the last hop (it can only go on to later positions), everything from the
-        first of those on (remainder_from). entry_state: the state before a row's first
-        folded candidate, which is what the previous (exactly decided) candidate left, or
-        the publisher's. follows_folded: the previous candidate on the row is in the
-        remainder. Both read the previous candidate's columns taken in the hops' windows
-        over the rows, so this step shuffles the candidates no further by row. #}
-    select
-        with_remainder.*,
-        case
-            when previous_pos is null then root_state
-            else previous_naive_state_after
-        end as entry_state,
-        coalesce(previous_doubtful_before or previous_pos >= remainder_from, false) as follows_folded,
-        {#- under reinit: a subscriber already cut by an exactly decided rejection earlier
-            in the batch #}
-        {% if reinit -%}
-            coalesce(max(not in_remainder and not naive_applied) over (
-                partition by subscriber order by tran_pos range between unbounded preceding and 1 preceding
-            ), false)
-        {%- else -%}
-            false
-        {%- endif %} as cut_before
-    from (
-        select
-            doubt.*,
-            doubt.doubtful_before or doubt.tran_pos >= doubt.remainder_from as in_remainder
-        from (
-            select
-                doubt_{{ hops + 1 }}.*,
-                coalesce(
-                    min(case when doubtful and not doubtful_before then tran_pos end) over (), 2147483647
-                ) as remainder_from
-            from doubt_{{ hops + 1 }}
-        ) as doubt
-    ) as with_remainder
-
-),
-
 remainder_candidates as (
 
-    {#- where each folded candidate's state goes in the fold's store (chunk, offset), and
-        where the state before it comes from: the previous folded candidate on its row
-        (source_chunk, source_offset), else entry_state. The numbering windows put the
-        remainder in one partition and every other transaction in its own. #}
+    {#- The remainder: the transactions the passes left unsettled. On each row they come
+        after all the settled ones, so the first remainder candidate on a row meets what the
+        settled ones left (entry_state), and each later one meets what the previous one left
+        in the fold (follows_folded; source_chunk, source_offset: where the fold stores it).
+        The numbering windows put the remainder in one partition and every other transaction
+        in its own. cut_before (under reinit): a settled transaction of the subscriber is
+        rejected, which cuts all of its unsettled ones. #}
     select
-        located.*,
-        case when located.follows_folded then lag(located.fold_chunk) over on_row end as source_chunk,
-        case when located.follows_folded then lag(located.fold_offset) over on_row end as source_offset
+        numbered.*,
+        {{ qrepl_met_state('applied') }} as entry_state,
+        not {{ qrepl_after_settled('settled') }} as follows_folded,
+        case when not {{ qrepl_after_settled('settled') }} then lag(fold_chunk) over on_row end as source_chunk,
+        case when not {{ qrepl_after_settled('settled') }} then lag(fold_offset) over on_row end as source_offset
     from (
         select
-            numbered.*,
+            indexed.*,
             cast(fold_index - min(fold_index) over (partition by fold_group, fold_chunk) as int) as fold_offset
         from (
             select
@@ -228,21 +161,35 @@ remainder_candidates as (
                 row_number() over in_fold - 1 as fold_index
             from (
                 select
-                    placed.*,
-                    case when in_remainder then 0 else tran_pos end as fold_group
-                from placed
+                    cut.*,
+                    not settled as in_remainder,
+                    case when settled then tran_pos else 0 end as fold_group
+                from (
+                    select
+                        decided_{{ passes }}.*,
+                        {% if reinit -%}
+                            coalesce(max(settled and not applied) over (partition by subscriber), false)
+                        {%- else -%}
+                            false
+                        {%- endif %} as cut_before
+                    from decided_{{ passes }}
+                ) as cut
             ) as grouped
             window in_fold as (partition by fold_group order by tran_pos, article, row_key)
-        ) as numbered
-    ) as located
-    window on_row as (partition by located.article, located.row_key order by located.tran_pos)
+        ) as indexed
+    ) as numbered
+    window
+        on_row as (partition by article, row_key order by tran_pos),
+        earlier_on_row as (
+            partition by article, row_key order by tran_pos rows between unbounded preceding and 1 preceding
+        )
 
 ),
 
 fold_input as (
 
     {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
-        rows; and, passing the fold by, the naive decisions of every other transaction #}
+        rows; and, passing the fold by, the decisions of every settled transaction #}
     select
         sort_array(collect_list(case when in_remainder then named_struct(
             'fold_chunk', fold_chunk,
@@ -261,7 +208,7 @@ fold_input as (
             ) end)) as transactions,
             collect_list(case when not in_remainder then named_struct(
                 'tran_pos', tran_pos,
-                'applied', naive_applied
+                'applied', applied
             ) end) as decided
         from (
             select
@@ -269,7 +216,7 @@ fold_input as (
                 subscriber,
                 in_remainder,
                 max(fold_chunk) as fold_chunk,
-                bool_and(naive_applied) as naive_applied,
+                bool_and(applied) as applied,
                 bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
                 sort_array(collect_list(case when in_remainder then named_struct(
                     'fold_index', fold_index,
