@@ -13,7 +13,7 @@ int_queued_commands_sequenced as (
 
 ),
 
-transaction_rows as (
+final as (
 
     select
         batch_id,
@@ -40,4 +40,4 @@ transaction_rows as (
 
 )
 
-select * from transaction_rows
+select * from final
