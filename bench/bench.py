@@ -157,8 +157,8 @@ def queue_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int, first
             concat('{{"item_id":', cast(item as string), '}}') as row_key,
             {old} as old_version, {new} as new_version,
             case when op = 'D' then null
-                else concat('{{"item_id":', cast(item as string), ',"note":"changed by t', cast(t as string),
-                    '","qty":', cast(c as string), '}}') end as new_row,
+                else concat('{{"item_id":', cast(item as string), ',"qty":', cast(c as string),
+                    ',"note":"changed by t', cast(t as string), '"}}') end as new_row,
             cast(null as string) as old_row,
             timestamp'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, t / 1000000.0) as enqueued_at
         from bench_commands

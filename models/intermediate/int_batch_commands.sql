@@ -65,7 +65,8 @@ int_batch_subscriptions as (
 
 new_commands as (
 
-    select distinct queued.*
+    {#- byte-identical copies are still here: commands_distinct collapses them -#}
+    select queued.*
     from stg_replication_queue as queued
     {% if is_incremental() %}
         left anti join taken_before
@@ -103,13 +104,24 @@ publisher_keys as (
         max(msrepl_tran_version) as msrepl_tran_version,
         max(row_json) as row_json,
         count(*) as copies
-    from publisher_rows
+    from (select * from publisher_rows distribute by row_key) as publisher_rows
     group by article, row_key
 
 ),
 
 new_commands_typed as (
     {{ queued_rows_typed_sql(publication, 'new_commands') }}
+),
+
+commands_distinct as (
+
+    {#- byte-identical copies of a queued command collapse to one (their parse is the same, so
+        the parsed columns do not tell copies apart). Partitioned by row_key first: that one
+        shuffle of the commands (wide rows) serves this distinct and the publisher lookup in
+        commands_found, which publisher_keys is partitioned for too -#}
+    select distinct *
+    from (select * from new_commands_typed distribute by row_key) as commands
+
 ),
 
 earlier_transactions as (
@@ -149,44 +161,42 @@ earlier_versions as (
 
 ),
 
-versions_counted as (
-
-    select
-        new_commands_typed.*,
-        case
-            when new_version is not null then count(*) over (partition by new_version)
-            else 0
-        end as same_new_version_count
-    from new_commands_typed
-
-),
-
 commands_found as (
 
-    {#- what the checks look up: the subscription, the earlier batches and the publisher -#}
+    {#- what the checks look up, joined where the commands are already partitioned by the key
+        looked up: the publisher (by row, as new_commands left them) and the subscription
+        here, the earlier versions in versions_counted, the earlier transactions in
+        duplicates_counted -#}
     select
         commands.*,
         int_batch_subscriptions.subscriber is not null as subscription_known,
         int_batch_subscriptions.generation as subscription_generation,
-        earlier_transactions.tran_id is not null as tran_id_taken_before,
-        earlier_versions.new_version is not null as new_version_taken_before,
         publisher_keys.copies as publisher_copies,
         publisher_keys.row_key is not null as root_exists,
         publisher_keys.msrepl_tran_version as root_version,
         publisher_keys.row_json as root_row
-    from versions_counted as commands
-    left join int_batch_subscriptions
-        on commands.subscriber = int_batch_subscriptions.subscriber
-    left join earlier_transactions
-        on
-            commands.subscriber = earlier_transactions.subscriber
-            and commands.tran_id = earlier_transactions.tran_id
-    left join earlier_versions
-        on commands.new_version = earlier_versions.new_version
+    from commands_distinct as commands
     left join publisher_keys
         on
             commands.article = publisher_keys.article
             and commands.row_key = publisher_keys.row_key
+    left join int_batch_subscriptions
+        on commands.subscriber = int_batch_subscriptions.subscriber
+
+),
+
+versions_counted as (
+
+    select
+        commands_found.*,
+        earlier_versions.new_version is not null as new_version_taken_before,
+        case
+            when commands_found.new_version is not null then count(*) over (partition by commands_found.new_version)
+            else 0
+        end as same_new_version_count
+    from commands_found
+    left join earlier_versions
+        on commands_found.new_version = earlier_versions.new_version
 
 ),
 
@@ -195,13 +205,21 @@ duplicates_counted as (
     {#- every window here and in transactions_checked is over a transaction (the same command
         is the same command_seq within it), so one shuffle of the commands serves them all -#}
     select
-        commands_found.*,
+        versions_counted.*,
+        earlier_transactions.tran_id is not null as tran_id_taken_before,
         count(*) over (
-            partition by subscriber, tran_id order by command_seq
+            partition by versions_counted.subscriber, versions_counted.tran_id
+            order by versions_counted.command_seq
             range between current row and current row
         ) as same_command_count,
-        size(collect_set(command_seq) over (partition by subscriber, tran_id)) as command_seq_count
-    from commands_found
+        size(collect_set(versions_counted.command_seq) over (
+            partition by versions_counted.subscriber, versions_counted.tran_id
+        )) as command_seq_count
+    from versions_counted
+    left join earlier_transactions
+        on
+            versions_counted.subscriber = earlier_transactions.subscriber
+            and versions_counted.tran_id = earlier_transactions.tran_id
 
 ),
 
