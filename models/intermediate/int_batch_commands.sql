@@ -164,7 +164,7 @@ earlier_versions as (
 commands_found as (
 
     {#- what the checks look up, joined where the commands are already partitioned by the key
-        looked up: the publisher (by row, as new_commands left them) and the subscription
+        looked up: the publisher (by row, as commands_distinct left them) and the subscription
         here, the earlier versions in versions_counted, the earlier transactions in
         duplicates_counted -#}
     select
