@@ -137,7 +137,11 @@ def mark_compensations_delivered(wh: Warehouse, pending) -> None:
                  f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
 
 
-COMMIT_CONFLICTS = ("ValidationException", "CommitFailedException")
+# How Iceberg says a write lost to a concurrent commit, before anything of it was committed:
+# its commit was refused (the first two), or, in a MERGE or DELETE, the table changed between
+# the scan's planning and its runtime filtering (an IllegalStateException, seen in `make
+# deploy-test` when a capture committed to the replica during a delivery).
+COMMIT_CONFLICTS = ("ValidationException", "CommitFailedException", "Runtime file filtering is not possible")
 
 
 def retry_on_commit_conflict(write, attempts: int = 5):
