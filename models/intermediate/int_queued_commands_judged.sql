@@ -117,16 +117,16 @@ commands_judged as (
                     ) }}
             else commands.own_write_conflict_type
         end as conflict_type
-    {# joined in this order, the commands are shuffled twice, not four times: they come
-        partitioned by (tran_pos, article, row_key) from their sequencing windows, which the
-        first join uses; the second partitions them by tran_pos, which the window over each
-        transaction in transactions_judged uses #}
+    {# the commands come partitioned by tran_pos alone from their sequencing, and every join
+        and window here is by transaction: they are not shuffled again. So the join to the
+        row states is on tran_pos, and the row is matched in a condition Spark keeps out of
+        the join keys (the coalesce): as join keys, article and row_key would make Spark
+        shuffle the commands by all three (docs/stack.md note 21) #}
     from int_queued_commands_sequenced as commands
     left join state_before_transactions as before
         on
             commands.tran_pos = before.tran_pos
-            and commands.article = before.article
-            and commands.row_key = before.row_key
+            and coalesce(commands.article = before.article and commands.row_key = before.row_key, false)
     inner join int_transactions_resolved as resolved
         on commands.tran_pos = resolved.tran_pos
 

@@ -20,6 +20,9 @@ int_batch_transactions as (
 
 batch_commands as (
 
+    {#- partitioned by tran_pos alone: that one shuffle serves the windows below (by
+        transaction and row), int_transaction_rows' grouping, and int_queued_commands_judged's
+        joins and window, which are all by transaction (docs/stack.md note 21) -#}
     select
         int_batch_transactions.tran_pos,
         int_batch_transactions.prejudged_outcome,
@@ -30,6 +33,7 @@ batch_commands as (
             int_batch_commands.subscriber = int_batch_transactions.subscriber
             and int_batch_commands.tran_id = int_batch_transactions.tran_id
     where int_batch_commands.batch_id = {{ batch_id }} and int_batch_commands.reject_reason is null
+    distribute by int_batch_transactions.tran_pos
 
 ),
 
