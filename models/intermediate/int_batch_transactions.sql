@@ -30,6 +30,9 @@ int_batch_subscriptions as (
 
 batch_transactions as (
 
+    {#- two groupings, by (transaction, row) and then by transaction, count the rows a
+        transaction touches; both run on one shuffle by transaction (a count(distinct)
+        shuffles twice) -#}
     select
         batch_id,
         subscriber,
@@ -37,9 +40,20 @@ batch_transactions as (
         min(enqueued_at) as enqueued_at,
         min(tran_seq) as tran_seq,
         min(generation) as generation,
-        count(*) as command_count,
-        count(distinct article, row_key) as row_count
-    from int_batch_commands
+        sum(commands_on_row) as command_count,
+        count(*) as row_count
+    from (
+        select
+            batch_id,
+            subscriber,
+            tran_id,
+            min(enqueued_at) as enqueued_at,
+            min(tran_seq) as tran_seq,
+            min(generation) as generation,
+            count(*) as commands_on_row
+        from (select * from int_batch_commands distribute by subscriber, tran_id) as commands
+        group by batch_id, subscriber, tran_id, article, row_key
+    ) as transaction_rows
     group by batch_id, subscriber, tran_id
 
 ),
