@@ -61,3 +61,30 @@
         true for the first candidate on a row. -#}
     coalesce(bool_and({{ settled }}) over earlier_on_row, true)
 {%- endmacro %}
+
+
+{% macro qrepl_state_bytes(version) %}
+    {#- A version as the resolution carries it: binary, compared byte for byte. A canonical UUID
+        (what the queue's versions are, validated in int_batch_commands) becomes its 16 bytes;
+        any other text (a publisher row written around qrepl may hold anything, '' stands for
+        a row without a version) becomes 17 zero bytes and then its UTF-8 bytes. The two forms
+        never meet (16 bytes against at least 17), and each is one-to-one, so two versions are
+        equal exactly when their bytes are. Null stays null. -#}
+    case
+        when {{ version }} rlike '{{ qrepl_uuid_pattern() }}' then unhex(replace({{ version }}, '-', ''))
+        else concat(unhex('0000000000000000000000000000000000'), encode({{ version }}, 'UTF-8'))
+    end
+{%- endmacro %}
+
+
+{% macro qrepl_row_partition(relation=none) %}
+    {#- The partition columns of a window over one publisher row: its article and key, led by
+        their 64-bit hash. Spark sorts a window's rows by its partition columns in order, and
+        compares an 8-byte prefix of the first column before it compares whole rows. An
+        article's name, or a key's JSON text ('{"item_id":...'), starts with the same bytes on
+        most rows, so nearly every comparison reads both rows; a hash tells almost every pair
+        apart from the prefix alone (3 s of the resolution at 1M commands, docs/stack.md note
+        22). The hash is a function of the article and key, so the partitions are the same. -#}
+    {%- set p = relation ~ '.' if relation else '' -%}
+    xxhash64({{ p }}article, {{ p }}row_key), {{ p }}article, {{ p }}row_key
+{%- endmacro %}

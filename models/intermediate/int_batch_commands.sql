@@ -97,15 +97,26 @@ publisher_rows as (
 publisher_keys as (
 
     {#- one row per publisher key: a table that holds a key twice (written around qrepl) must
-        not multiply the commands on it into false conflicts -#}
+        not multiply the commands on it into false conflicts. Partitioned and sorted as
+        commands_distinct is (row_hash, see there) -#}
     select
+        row_hash,
         article,
         row_key,
         max(msrepl_tran_version) as msrepl_tran_version,
         max(row_json) as row_json,
         count(*) as copies
-    from (select * from publisher_rows distribute by row_key) as publisher_rows
-    group by article, row_key
+    from (
+        select *
+        from (
+            select
+                *,
+                xxhash64(article, row_key) as row_hash
+            from publisher_rows
+        ) as hashed
+        distribute by row_hash, row_key
+    ) as publisher_rows
+    group by row_hash, article, row_key
 
 ),
 
@@ -116,11 +127,25 @@ new_commands_typed as (
 commands_distinct as (
 
     {#- byte-identical copies of a queued command collapse to one (their parse is the same, so
-        the parsed columns do not tell copies apart). Partitioned by row_key first: that one
+        the parsed columns do not tell copies apart). Partitioned by row first: that one
         shuffle of the commands (wide rows) serves this distinct and the publisher lookup in
-        commands_found, which publisher_keys is partitioned for too -#}
+        commands_found, which publisher_keys is partitioned for too. The lookup joins on
+        row_hash, the 64-bit hash of (article, row_key), and row_key: Spark sorts both sides by
+        the join keys, comparing an 8-byte prefix of the first before whole rows, and a key's
+        JSON text ('{"item_id":...') starts with the same bytes on most rows; the hash tells
+        them apart from the prefix (docs/stack.md note 22). The article is matched in a
+        condition kept out of the join keys, so the keys are exactly the partitioning -#}
     select distinct *
-    from (select * from new_commands_typed distribute by row_key) as commands
+    from (
+        select *
+        from (
+            select
+                *,
+                xxhash64(article, row_key) as row_hash
+            from new_commands_typed
+        ) as hashed
+        distribute by row_hash, row_key
+    ) as commands
 
 ),
 
@@ -178,8 +203,9 @@ commands_found as (
     from commands_distinct as commands
     left join publisher_keys
         on
-            commands.article = publisher_keys.article
+            commands.row_hash = publisher_keys.row_hash
             and commands.row_key = publisher_keys.row_key
+            and coalesce(commands.article = publisher_keys.article, false)
     left join int_batch_subscriptions
         on commands.subscriber = int_batch_subscriptions.subscriber
 
@@ -203,17 +229,21 @@ versions_counted as (
 duplicates_counted as (
 
     {#- every window here and in transactions_checked is over a transaction (the same command
-        is the same command_seq within it), so one shuffle of the commands serves them all -#}
+        is the same command_seq within it), so one shuffle of the commands serves them all.
+        tran_id comes first: Spark sorts the rows by the partition columns in their order,
+        comparing a short prefix of the first column before whole rows, and a subscriber's
+        name, shared by many transactions, rarely tells two rows apart (2 s of this model at
+        1M commands, docs/stack.md) -#}
     select
         versions_counted.*,
         earlier_transactions.tran_id is not null as tran_id_taken_before,
         count(*) over (
-            partition by versions_counted.subscriber, versions_counted.tran_id
+            partition by versions_counted.tran_id, versions_counted.subscriber
             order by versions_counted.command_seq
             range between current row and current row
         ) as same_command_count,
         size(collect_set(versions_counted.command_seq) over (
-            partition by versions_counted.subscriber, versions_counted.tran_id
+            partition by versions_counted.tran_id, versions_counted.subscriber
         )) as command_seq_count
     from versions_counted
     left join earlier_transactions
@@ -283,7 +313,7 @@ transactions_checked as (
 
     select
         commands_checked.*,
-        max(own_reject_reason) over (partition by subscriber, tran_id) as any_reject_reason
+        max(own_reject_reason) over (partition by tran_id, subscriber) as any_reject_reason
     from commands_checked
 
 ),

@@ -67,7 +67,7 @@ state_before_transactions as (
         pos as tran_pos,
         coalesce(
             last(case when is_applied then state_after end, true) over (
-                partition by article, row_key order by pos
+                partition by {{ qrepl_row_partition() }} order by pos
                 rows between unbounded preceding and 1 preceding
             ),
             root_state

@@ -12,7 +12,7 @@
 
     Under subscriber_wins every live transaction is applied (the steps below are defined but
     never read). Otherwise one statement decides the batch in named steps:
-      candidates       one row per (live transaction, publisher row), states as strings
+      candidates       one row per (live transaction, publisher row), states as bytes
       states_<k>       per candidate: the state it meets if the earlier candidates on its row
                        were decided as in pass k - 1 (pass 0: as if all were applied), and
                        whether that state is known exactly (every earlier one was settled)
@@ -35,7 +35,7 @@
 {#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
     finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
 {%- set chunk = 512 -%}
-{%- set stored = 'struct<tran_pos: int, state: string, applied: boolean>' -%}
+{%- set stored = 'struct<tran_pos: int, state: binary, applied: boolean>' -%}
 {#- the columns every pass carries on -#}
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
     'has_own_write_conflict', 'produced_state', 'root_state'] %}
@@ -58,21 +58,24 @@ int_transaction_rows as (
 
 candidates as (
 
-    {#- a row state is the row's version ('' for a row without one), or null for no row #}
+    {#- a row state is the row's version ('' for a row without one), or null for no row; every
+        version here is in its binary form (macro qrepl_state_bytes), narrower to carry and to
+        compare than its text #}
     select
         int_transaction_rows.tran_pos,
         int_transaction_rows.subscriber,
         int_transaction_rows.article,
         int_transaction_rows.row_key,
         int_transaction_rows.expects_absent,
-        int_transaction_rows.expected_version,
+        {{ qrepl_state_bytes('int_transaction_rows.expected_version') }} as expected_version,
         int_transaction_rows.has_own_write_conflict,
         case
             when not int_transaction_rows.produces_absent
-                then coalesce(int_transaction_rows.produced_version, '')
+                then {{ qrepl_state_bytes("coalesce(int_transaction_rows.produced_version, '')") }}
         end as produced_state,
         case
-            when int_transaction_rows.root_exists then coalesce(int_transaction_rows.root_version, '')
+            when int_transaction_rows.root_exists
+                then {{ qrepl_state_bytes("coalesce(int_transaction_rows.root_version, '')") }}
         end as root_state
     from int_transaction_rows
 
@@ -98,7 +101,7 @@ candidates as (
             {%- endif %}
         from {{ 'candidates' if k == 0 else 'decided_' ~ (k - 1) }}
         window earlier_on_row as (
-            partition by article, row_key order by tran_pos rows between unbounded preceding and 1 preceding
+            partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
         )
 
     ),
@@ -179,9 +182,9 @@ remainder_candidates as (
         ) as indexed
     ) as numbered
     window
-        on_row as (partition by article, row_key order by tran_pos),
+        on_row as (partition by {{ qrepl_row_partition() }} order by tran_pos),
         earlier_on_row as (
-            partition by article, row_key order by tran_pos rows between unbounded preceding and 1 preceding
+            partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
         )
 
 ),

@@ -25,7 +25,7 @@ applied_rows as (
     select
         int_transaction_rows.*,
         row_number() over (
-            partition by int_transaction_rows.article, int_transaction_rows.row_key
+            partition by {{ qrepl_row_partition('int_transaction_rows') }}
             order by int_transaction_rows.tran_pos desc
         ) as newest_first
     from int_transaction_rows
