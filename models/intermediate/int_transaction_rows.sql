@@ -34,12 +34,8 @@ final as (
         max(case when steps_after_on_row = 1 then typed_row end) as produced_row,
         max(own_write_conflict_type is not null) as has_own_write_conflict
     from int_queued_commands_sequenced
-    {# led by tran_pos: the rows are sorted by these columns in this order (the text columns'
-        maximums make it a sort-based grouping), and the first column's leading bytes decide
-        most comparisons; batch_id, the same on every row, decides none (docs/stack.md note
-        22) #}
     group by
-        tran_pos, batch_id, subscriber, tran_id, prejudged_outcome, article, row_key,
+        batch_id, tran_pos, subscriber, tran_id, prejudged_outcome, article, row_key,
         root_exists, root_version, root_row
 
 )
