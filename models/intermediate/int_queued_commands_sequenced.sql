@@ -22,7 +22,9 @@ batch_commands as (
 
     {#- partitioned by tran_pos alone: that one shuffle serves the windows below (by
         transaction and row), int_transaction_rows' grouping, and int_queued_commands_judged's
-        joins and window, which are all by transaction (docs/stack.md note 21) -#}
+        joins and window, which are all by transaction (docs/stack.md note 21). The lookup of
+        tran_pos joins on (tran_id, subscriber), in that order, so its sorts are led by the
+        column that tells transactions apart (note 22) -#}
     select
         int_batch_transactions.tran_pos,
         int_batch_transactions.prejudged_outcome,
@@ -30,8 +32,8 @@ batch_commands as (
     from int_batch_commands
     inner join int_batch_transactions
         on
-            int_batch_commands.subscriber = int_batch_transactions.subscriber
-            and int_batch_commands.tran_id = int_batch_transactions.tran_id
+            int_batch_commands.tran_id = int_batch_transactions.tran_id
+            and int_batch_commands.subscriber = int_batch_transactions.subscriber
     where int_batch_commands.batch_id = {{ batch_id }} and int_batch_commands.reject_reason is null
     distribute by int_batch_transactions.tran_pos
 
@@ -44,9 +46,6 @@ sequenced as (
         row_number() over (
             partition by tran_pos, article, row_key order by command_seq
         ) as step_on_row,
-        row_number() over (
-            partition by tran_pos, article, row_key order by command_seq desc
-        ) as steps_after_on_row,
         lag(op) over (partition by tran_pos, article, row_key order by command_seq) as previous_op,
         lag(new_version) over (
             partition by tran_pos, article, row_key order by command_seq

@@ -3,7 +3,12 @@
     of the row when it first touches it, what it leaves there, and whether it already
     conflicts with its own writes, and the publisher's state of the row when the batch was cut
     (`root_*`, the same on every command of a row). These are the candidates the resolution
-    chains. -#}
+    chains.
+    Grouped by (tran_pos, article, row_key) alone: the sequencing's window has already sorted
+    the rows that way, so the grouping adds no sort. What the transaction expects is its first
+    command's on the row (min_by), what it leaves its last command's (max_by); every other
+    column is the same on all commands of a group (the transaction's, or the row's state at
+    the cut), hence any_value. -#}
 
 with
 
@@ -16,27 +21,25 @@ int_queued_commands_sequenced as (
 final as (
 
     select
-        batch_id,
+        any_value(batch_id) as batch_id,
         tran_pos,
-        subscriber,
-        tran_id,
-        prejudged_outcome,
+        any_value(subscriber) as subscriber,
+        any_value(tran_id) as tran_id,
+        any_value(prejudged_outcome) as prejudged_outcome,
         article,
         row_key,
-        root_exists,
-        root_version,
-        root_row,
+        any_value(root_exists) as root_exists,
+        any_value(root_version) as root_version,
+        any_value(root_row) as root_row,
         min(command_seq) as first_command_seq,
-        max(case when step_on_row = 1 then op end) = 'I' as expects_absent,
-        max(case when step_on_row = 1 then old_version end) as expected_version,
-        max(case when steps_after_on_row = 1 then op end) = 'D' as produces_absent,
-        max(case when steps_after_on_row = 1 then new_version end) as produced_version,
-        max(case when steps_after_on_row = 1 then typed_row end) as produced_row,
+        min_by(op, command_seq) = 'I' as expects_absent,
+        min_by(old_version, command_seq) as expected_version,
+        max_by(op, command_seq) = 'D' as produces_absent,
+        max_by(new_version, command_seq) as produced_version,
+        max_by(typed_row, command_seq) as produced_row,
         max(own_write_conflict_type is not null) as has_own_write_conflict
     from int_queued_commands_sequenced
-    group by
-        batch_id, tran_pos, subscriber, tran_id, prejudged_outcome, article, row_key,
-        root_exists, root_version, root_row
+    group by tran_pos, article, row_key
 
 )
 
