@@ -83,11 +83,11 @@ bench-history: $(STAMP) ## a 1k batch on a fresh publication and after 1M comman
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-history $(PY) bench/history_bench.py \
 		$(if $(HISTORY),--history $(HISTORY)) $(if $(BATCH),--batch $(BATCH))
 
-bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, nothing written (MODEL=int_batch_commands SIZE=100k); AGAINST=<commit> compares the model with that commit's instead; HISTORY=N profiles the batch after one of N commands
+bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, nothing written (MODEL=int_batch_commands SIZE=100k); AGAINST=<commit> compares the model with that commit's instead (WRITE=1: written to Iceberg); HISTORY=N profiles the batch after one of N commands
 	rm -rf $(CURDIR)/.qrepl_state/bench-profile
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-profile $(PY) bench/cte_profile.py \
 		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE)) $(if $(REPEAT),--repeat $(REPEAT)) \
-		$(if $(AGAINST),--against $(AGAINST)) $(if $(HISTORY),--history $(HISTORY))
+		$(if $(AGAINST),--against $(AGAINST)) $(if $(WRITE),--write) $(if $(HISTORY),--history $(HISTORY))
 
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-replay

@@ -25,7 +25,9 @@ one untimed run of each. It prints the shortest and the median of each and check
 give the same rows (in both directions, duplicates counted). Whole `make bench` runs differ by
 20-40% from one run to the next on these machines, so a change to one model is judged here.
 The models upstream are built from the working tree: give a REF whose upstream models are the
-same.
+same. With `--write` too (`make bench-profile AGAINST=... WRITE=1`) each run writes the model's
+rows into a new Iceberg table instead, so a change to what a model stores (columns, their
+encoding) is timed with the Parquet encoding and the commit it costs.
 """
 
 from __future__ import annotations
@@ -68,9 +70,14 @@ def steps_of(compiled: str) -> tuple[str, list[str]]:
     return body, steps
 
 
-def timed(spark, query: str) -> float:
+def timed(spark, query: str, into: str | None = None) -> float:
+    """Seconds to run `query` whole into Spark's noop sink, or, with `into`, into a new
+    Iceberg table of that name (Parquet encoding and an Iceberg commit included)."""
     t0 = time.perf_counter()
-    spark.sql(query).write.format("noop").mode("overwrite").save()
+    if into:
+        spark.sql(f"create or replace table {into} using iceberg tblproperties ('format-version' = '2') as {query}")
+    else:
+        spark.sql(query).write.format("noop").mode("overwrite").save()
     return time.perf_counter() - t0
 
 
@@ -111,16 +118,18 @@ def compiled_at(ref: str, model: str) -> str:
     return next((tree / "target").rglob(f"compiled/**/{model}.sql")).read_text()
 
 
-def compare(spark, model: str, ref: str, here: str, there: str, repeat: int) -> None:
-    """Time the working tree's and REF's model alternately; check both give the same rows."""
+def compare(spark, model: str, ref: str, here: str, there: str, repeat: int, write: bool = False) -> None:
+    """Time the working tree's and REF's model alternately; check both give the same rows
+    (with `write`, each run writes an Iceberg table, as the model's materialization does)."""
+    into = f"{SCHEMA}.profile_written" if write else None
     queries = {"working tree": steps_of(here)[0] + "select * from final",
                ref: steps_of(there)[0] + "select * from final"}
     for name, query in queries.items():
-        say(f"  {name}: untimed warm-up {timed(spark, query):.1f} s")
+        say(f"  {name}: untimed warm-up {timed(spark, query, into):.1f} s")
     times: dict[str, list[float]] = {name: [] for name in queries}
     for i in range(max(1, repeat)):
         for name, query in queries.items():
-            times[name].append(timed(spark, query))
+            times[name].append(timed(spark, query, into))
             say(f"  round {i + 1}: {name} {times[name][-1]:.1f} s")
     a, b = (spark.sql(q) for q in queries.values())
     if a.columns != b.columns:
@@ -145,6 +154,8 @@ def main() -> None:
                          "later one: read incrementally from the queue, checked against N earlier commands")
     ap.add_argument("--against", metavar="REF", help="compare the whole model with the same model at commit REF "
                     "(timed alternately, rows checked equal) instead of timing each step")
+    ap.add_argument("--write", action="store_true", help="with --against: time writing the model into an Iceberg "
+                    "table (Parquet encoding and a commit) instead of running it into Spark's noop sink")
     args = ap.parse_args()
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
@@ -177,7 +188,7 @@ def main() -> None:
     if args.against:
         say(f"{args.model}: the working tree against {args.against}, {max(1, args.repeat)} rounds ...")
         compare(spark, args.model, args.against, compiled.read_text(), compiled_at(args.against, args.model),
-                args.repeat)
+                args.repeat, args.write)
         return
     body, steps = steps_of(compiled.read_text())
     say(f"{args.model}: {len(steps)} steps; compiled SQL in {compiled}")
