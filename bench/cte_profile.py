@@ -51,7 +51,7 @@ from qrepl.spark import get_spark
 from qrepl.warehouse import Warehouse
 
 REPO = Path(__file__).resolve().parents[1]
-STEP = re.compile(r"(\w+) as \((?:\s*--[^\n]*)?$", re.M)
+STEP = re.compile(r"(\w+) as \(")  # a step at depth 0 (checked below); `{#- -#}` may join its first line
 QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
 
 

@@ -1,0 +1,48 @@
+"""`make bench-profile` times a model step by step: it must find every top-level step of the
+compiled model, including one whose first line a `{#- -#}` comment joined to its `as (`, and
+none of the steps nested inside an inlined ephemeral model or a subquery."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+from cte_profile import steps_of  # noqa: E402
+
+COMPILED = """with __dbt__cte__stg as (
+with
+source as (select * from q),
+renamed as (-- depends_on: q
+select a from source)
+select * from renamed
+), first_step as (select
+        a, ' as (' as text
+    from __dbt__cte__stg
+),
+
+second_step as (
+
+    select * from (select a from first_step) as inner_one
+
+),
+
+final as (
+    select * from second_step window w as (partition by a)
+)
+
+select * from final"""
+
+
+def test_steps_are_the_top_level_ones_in_order():
+    body, steps = steps_of(COMPILED)
+    assert steps == ["__dbt__cte__stg", "first_step", "second_step", "final"]
+    assert not body.rstrip().endswith("select * from final")
+
+
+def test_a_model_not_ending_in_final_is_one_clear_line():
+    try:
+        steps_of("select 1")
+    except SystemExit as e:
+        assert "does not end in `select * from final`" in str(e)
+    else:
+        raise AssertionError("steps_of accepted a model without `select * from final`")
