@@ -157,6 +157,8 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="with --against: time writing the model into an Iceberg "
                     "table (Parquet encoding and a commit) instead of running it into Spark's noop sink")
     args = ap.parse_args()
+    if args.write and not args.against:
+        raise SystemExit("bench: --write times a comparison: give --against REF too")
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
     if args.against:  # before the batch is loaded: a wrong ref is one line, at once
