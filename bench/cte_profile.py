@@ -120,7 +120,7 @@ def compiled_at(ref: str, model: str) -> str:
 
 def compare(spark, model: str, ref: str, here: str, there: str, repeat: int, write: bool = False) -> None:
     """Time the working tree's and REF's model alternately; check both give the same rows
-    (with `write`, each run writes an Iceberg table, as the model's materialization does)."""
+    (with `write`, each run writes a new Iceberg table with CREATE TABLE AS, where dbt appends)."""
     into = f"{SCHEMA}.profile_written" if write else None
     queries = {"working tree": steps_of(here)[0] + "select * from final",
                ref: steps_of(there)[0] + "select * from final"}

@@ -5,6 +5,8 @@ none of the steps nested inside an inlined ephemeral model or a subquery."""
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
 from cte_profile import steps_of  # noqa: E402
@@ -40,9 +42,5 @@ def test_steps_are_the_top_level_ones_in_order():
 
 
 def test_a_model_not_ending_in_final_is_one_clear_line():
-    try:
+    with pytest.raises(SystemExit, match="does not end in `select \\* from final`"):
         steps_of("select 1")
-    except SystemExit as e:
-        assert "does not end in `select * from final`" in str(e)
-    else:
-        raise AssertionError("steps_of accepted a model without `select * from final`")
