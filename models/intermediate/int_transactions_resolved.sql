@@ -154,7 +154,7 @@ entered as (
         Two steps read this one (settled_decisions, remainder_candidates). Spark copies a step
         read twice into both reads and prunes each copy's columns differently, so it would
         run every pass twice; `computed_once`, never read, is not deterministic, which makes
-        Spark compute the step once and share its shuffled result (docs/stack.md note 27). #}
+        Spark compute the step once and share its shuffled result (docs/stack.md note 25). #}
     select
         cut.*,
         {{ qrepl_met_state('applied') }} as entry_state,
