@@ -19,15 +19,11 @@
       decided_<k>      per transaction: applied in pass k, and settled (its decision is
                        exact: every state it meets is known, and under reinit so is every
                        earlier decision of its subscriber)
-      entered          per candidate: the state the settled transactions leave it, and
-                       whether an unsettled candidate comes before it on its row
-      settled_decisions  the settled transactions' decisions
-      remainder_candidates  the candidates of the transactions still unsettled after the last
-                       pass, numbered for the fold, each with the state before it or its
-                       fold source
+      remainder_candidates  the transactions still unsettled after the last pass, numbered
+                       for the fold, each row with the state before it or its fold source
       fold             the remainder folded in queue order inside one task, exactly as the
                        sequential reader does
-      resolved         the settled decisions, and the folded ones -#}
+      resolved         settled decisions outside the remainder, folded ones inside it -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
@@ -142,110 +138,90 @@ candidates as (
 
 {% endfor -%}
 
-entered as (
-
-    {#- every candidate with what the settled transactions leave it: the state it meets if
-        every earlier candidate on its row is decided as the last pass decided it
-        (entry_state), and whether an unsettled one comes before it on its row
-        (follows_folded). On each row the unsettled candidates come after all the settled
-        ones, so the first of them meets entry_state and each later one meets what the
-        previous one leaves in the fold. cut_before (under reinit): a settled transaction of
-        the subscriber is rejected, which cuts all of its unsettled ones.
-        Two steps read this one (settled_decisions, remainder_candidates). Spark copies a step
-        read twice into both reads and prunes each copy's columns differently, so it would
-        run every pass twice; `computed_once`, never read, is not deterministic, which makes
-        Spark compute the step once and share its shuffled result (docs/stack.md note 25). #}
-    select
-        cut.*,
-        {{ qrepl_met_state('applied') }} as entry_state,
-        not {{ qrepl_after_settled('settled') }} as follows_folded,
-        rand() as computed_once
-    from (
-        select
-            decided_{{ passes }}.*,
-            {% if reinit -%}
-                coalesce(max(settled and not applied) over (partition by subscriber), false)
-            {%- else -%}
-                false
-            {%- endif %} as cut_before
-        from decided_{{ passes }}
-    ) as cut
-    window earlier_on_row as (
-        partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
-    )
-
-),
-
-settled_decisions as (
-
-    {#- the settled transactions' decisions, final as the last pass left them #}
-    select
-        tran_pos,
-        bool_and(applied) as is_applied
-    from entered
-    where settled
-    group by tran_pos
-
-),
-
 remainder_candidates as (
 
-    {#- The remainder: the candidates of the transactions the passes left unsettled, numbered
-        for the fold in queue order (fold_index), in chunks of {{ chunk }} transactions
-        (fold_chunk, and fold_offset within the chunk); each with the state before it
-        (entry_state) or, when it follows an unsettled candidate on its row, where the fold
-        stores what that one leaves (source_chunk, source_offset). Only the remainder is
-        numbered: the settled candidates are not carried past `entered`. #}
+    {#- The remainder: the transactions the passes left unsettled. On each row they come
+        after all the settled ones, so the first remainder candidate on a row meets what the
+        settled ones left (entry_state), and each later one meets what the previous one left
+        in the fold (follows_folded; source_chunk, source_offset: where the fold stores it).
+        The numbering windows put the remainder in one partition and every other transaction
+        in its own. cut_before (under reinit): a settled transaction of the subscriber is
+        rejected, which cuts all of its unsettled ones. #}
     select
         numbered.*,
-        case when follows_folded then lag(fold_chunk) over on_row end as source_chunk,
-        case when follows_folded then lag(fold_offset) over on_row end as source_offset
+        {{ qrepl_met_state('applied') }} as entry_state,
+        not {{ qrepl_after_settled('settled') }} as follows_folded,
+        case when not {{ qrepl_after_settled('settled') }} then lag(fold_chunk) over on_row end as source_chunk,
+        case when not {{ qrepl_after_settled('settled') }} then lag(fold_offset) over on_row end as source_offset
     from (
         select
             indexed.*,
-            cast(fold_index - min(fold_index) over (partition by fold_chunk) as int) as fold_offset
+            cast(fold_index - min(fold_index) over (partition by fold_group, fold_chunk) as int) as fold_offset
         from (
             select
-                entered.*,
-                cast(floor((dense_rank() over in_fold_by_transaction - 1) / {{ chunk }}) as int) as fold_chunk,
+                grouped.*,
+                cast(floor((dense_rank() over (partition by fold_group order by tran_pos) - 1) / {{ chunk }}) as int) as fold_chunk,
                 row_number() over in_fold - 1 as fold_index
-            from entered
-            where not settled
-            {#- one partition, the remainder (settled is false on every row): one task folds it #}
-            window
-                in_fold_by_transaction as (partition by settled order by tran_pos),
-                in_fold as (partition by settled order by tran_pos, article, row_key)
+            from (
+                select
+                    cut.*,
+                    not settled as in_remainder,
+                    case when settled then tran_pos else 0 end as fold_group
+                from (
+                    select
+                        decided_{{ passes }}.*,
+                        {% if reinit -%}
+                            coalesce(max(settled and not applied) over (partition by subscriber), false)
+                        {%- else -%}
+                            false
+                        {%- endif %} as cut_before
+                    from decided_{{ passes }}
+                ) as cut
+            ) as grouped
+            window in_fold as (partition by fold_group order by tran_pos, article, row_key)
         ) as indexed
     ) as numbered
-    window on_row as (partition by {{ qrepl_row_partition() }} order by tran_pos)
+    window
+        on_row as (partition by {{ qrepl_row_partition() }} order by tran_pos),
+        earlier_on_row as (
+            partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
+        )
 
 ),
 
 fold_input as (
 
     {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
-        rows #}
+        rows; and, passing the fold by, the decisions of every settled transaction #}
     select
-        sort_array(collect_list(named_struct(
+        sort_array(collect_list(case when in_remainder then named_struct(
             'fold_chunk', fold_chunk,
             'transactions', transactions
-        ))) as chunks
+        ) end)) as chunks,
+        flatten(collect_list(case when not in_remainder then decided end)) as decided_outside
     from (
         select
+            in_remainder,
             fold_chunk,
-            sort_array(collect_list(named_struct(
+            sort_array(collect_list(case when in_remainder then named_struct(
                 'tran_pos', tran_pos,
                 'subscriber', subscriber,
                 'rejected_anyway', rejected_anyway,
                 'rows', transaction_rows
-            ))) as transactions
+            ) end)) as transactions,
+            collect_list(case when not in_remainder then named_struct(
+                'tran_pos', tran_pos,
+                'applied', applied
+            ) end) as decided
         from (
             select
                 tran_pos,
                 subscriber,
+                in_remainder,
                 max(fold_chunk) as fold_chunk,
+                bool_and(applied) as applied,
                 bool_or(has_own_write_conflict or cut_before) as rejected_anyway,
-                sort_array(collect_list(named_struct(
+                sort_array(collect_list(case when in_remainder then named_struct(
                     'fold_index', fold_index,
                     'source_chunk', source_chunk,
                     'source_offset', source_offset,
@@ -253,11 +229,11 @@ fold_input as (
                     'expects_absent', expects_absent,
                     'expected_version', expected_version,
                     'produced_state', produced_state
-                ))) as transaction_rows
+                ) end)) as transaction_rows
             from remainder_candidates
-            group by tran_pos, subscriber
+            group by tran_pos, subscriber, in_remainder
         ) as transactions
-        group by fold_chunk
+        group by in_remainder, fold_chunk
     ) as chunked
 
 ),
@@ -324,7 +300,8 @@ fold as (
                 flatten(finished.done),
                 folded -> named_struct('tran_pos', folded.tran_pos, 'applied', folded.applied)
             )
-        ) as folded_decisions
+        ) as folded_decisions,
+        decided_outside
     from fold_input
 
 ),
@@ -337,13 +314,11 @@ resolved as (
             prejudged_outcome is null as is_applied
         from int_batch_transactions
     {% else %}
-        select * from settled_decisions
-        union all
         select distinct
             decision.tran_pos,
             decision.applied as is_applied
         from fold
-            lateral view explode(fold.folded_decisions) as decision
+            lateral view explode(concat(fold.folded_decisions, fold.decided_outside)) as decision
     {% endif %}
 
 ),
