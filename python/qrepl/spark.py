@@ -173,6 +173,12 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.sql.adaptive.enabled": "true",
+        # a run compiles about 440 generated classes; Spark keeps 100 by default, so every
+        # batch compiled all of them again (about 2 s a run; docs/stack.md note 26)
+        "spark.sql.codegen.cache.maxEntries": "1000",
+        # the plan text Spark builds for its UI at every query and adaptive re-plan: the UI is
+        # off here, and "simple" is the cheapest text
+        "spark.sql.ui.explainMode": "simple",
         "spark.sql.warehouse.dir": warehouse_dir(state),
         "spark.sql.catalogImplementation": "hive",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
@@ -181,8 +187,12 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
         # threads take CPU from the tasks (make bench, 2026-11-24, same hour: the reader 12% faster
         # at 100k and 1M changes, 8% at 1k)
+        # iceberg.scan.plan-in-worker-pool=false: Iceberg plans a scan's manifests in the
+        # calling thread; in its worker pool the caller polls for them in 10 ms sleeps, about
+        # 0.5 s of every run here (a run's tables have few manifests each; docs/stack.md note 26)
         "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dderby.system.home={state} "
-                                         f"-Dderby.stream.error.file={state / 'derby.log'}",
+                                         f"-Dderby.stream.error.file={state / 'derby.log'} "
+                                         "-Diceberg.scan.plan-in-worker-pool=false",
         "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
         "spark.jars": str(iceberg_jar()),
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
