@@ -96,8 +96,17 @@
         a NULL typed value was JSON null or a value of the wrong type, and whether a string
         column's number-like or true/false text was a JSON string. -#}
     {%- set names = [] -%}
+    {%- for article in config['articles'] %}{% do names.append("'" ~ article.name ~ "'") %}{% endfor -%}
     {%- for article in config['articles'] %}
-        {%- do names.append("'" ~ article.name ~ "'") %}
+        {#- The first article's branch also carries the commands of no known article (NULL or
+            another name), with article_known false and every parsed column as the branch for
+            none would give it (false or NULL): the queue is read once per article, not once
+            more for the commands nobody expects. -#}
+        {%- if loop.first -%}
+            {%- set known = "parsed.queued_row.article = '" ~ article.name ~ "'" -%}
+        {%- else -%}
+            {%- set known = none -%}
+        {%- endif -%}
         {%- set typed_ddl = [] -%}
         {%- set decimal_ddl = [] -%}
         {%- set values = [] -%}
@@ -112,36 +121,35 @@
         {%- endfor %}
     select
         parsed.queued_row.*,
-        true as article_known,
-        parsed.key_canonical or {{ _json_object_ok('parsed.key_fields', 'parsed.key_shape') }} as key_json_ok,
-        case when parsed.key_canonical then {{ article.key | length }} else size(parsed.key_fields) end as key_field_count,
-        not parsed.key_canonical
-        and not ({% for k in article.key %}array_contains(parsed.key_fields, '{{ k }}'){{ ' and ' if not loop.last }}{% endfor %}) as key_missing_column,
-        ({% for k in article.key %}(parsed.key_typed.{{ k }} is null and {{ _json_field('parsed.queued_row.row_key', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as key_null_value,
-        parsed.canonical_key,
-        parsed.row_canonical or {{ _json_object_ok('parsed.row_fields', 'parsed.row_shape') }} as row_json_ok,
-        not parsed.row_canonical
-        and size(array_except(parsed.row_fields, array({{ all_columns | join(', ') }}))) > 0 as row_extra_columns,
-        not parsed.row_canonical
-        and not ({% for name, type in article.columns %}array_contains(parsed.row_fields, '{{ name }}'){{ ' and ' if not loop.last }}{% endfor %}) as row_missing_column,
-        ({% for k in article.key %}(parsed.row_typed.{{ k }} is null and {{ _json_field('parsed.queued_row.new_row', k) }} is null){{ ' or ' if not loop.last }}{% endfor %}) as row_null_key_value,
-        (
-            (
-                not parsed.row_canonical and (
-                    length(parsed.row_shape) - length(replace(parsed.row_shape, '{', '')) > 1
-                    or instr(parsed.row_shape, '[') > 0
-                )
-            )
-            {%- for name, type in article.columns %}
-            or {{ _wrong_type_when(name, type) }}
-            {%- endfor %}
-        ) as row_wrong_type,
-        to_json(named_struct(
-            {%- for k in article.key %}'{{ k }}', parsed.row_values.{{ k }}{{ ', ' if not loop.last }}{% endfor -%}
-        )) as typed_key,
-        case when parsed.queued_row.new_row is not null then
-            {{ row_json_expr(article, 'parsed.row_values.', 'parsed.queued_row.new_version') }}
-        end as typed_row
+        {{ _when_known(known, 'true', 'false') }} as article_known,
+        {{ _when_known(known, 'parsed.key_canonical or ' ~ _json_object_ok('parsed.key_fields', 'parsed.key_shape'), 'false') }} as key_json_ok,
+        {{ _when_known(known, 'case when parsed.key_canonical then ' ~ (article.key | length) ~ ' else size(parsed.key_fields) end') }} as key_field_count,
+        {{ _when_known(known, 'not parsed.key_canonical and not (' ~ _all_contained('parsed.key_fields', article.key) ~ ')') }} as key_missing_column,
+        {%- set key_null = [] -%}
+        {%- for k in article.key -%}
+            {%- do key_null.append('(parsed.key_typed.' ~ k ~ ' is null and ' ~ _json_field('parsed.queued_row.row_key', k) ~ ' is null)') -%}
+        {%- endfor %}
+        {{ _when_known(known, '(' ~ key_null | join(' or ') ~ ')') }} as key_null_value,
+        {{ _when_known(known, 'parsed.canonical_key') }} as canonical_key,
+        {{ _when_known(known, 'parsed.row_canonical or ' ~ _json_object_ok('parsed.row_fields', 'parsed.row_shape'), 'false') }} as row_json_ok,
+        {{ _when_known(known, 'not parsed.row_canonical and size(array_except(parsed.row_fields, array(' ~ all_columns | join(', ') ~ '))) > 0') }} as row_extra_columns,
+        {%- set column_names = [] -%}
+        {%- for name, type in article.columns -%}{%- do column_names.append(name) -%}{%- endfor %}
+        {{ _when_known(known, 'not parsed.row_canonical and not (' ~ _all_contained('parsed.row_fields', column_names) ~ ')') }} as row_missing_column,
+        {%- set row_key_null = [] -%}
+        {%- for k in article.key -%}
+            {%- do row_key_null.append('(parsed.row_typed.' ~ k ~ ' is null and ' ~ _json_field('parsed.queued_row.new_row', k) ~ ' is null)') -%}
+        {%- endfor %}
+        {{ _when_known(known, '(' ~ row_key_null | join(' or ') ~ ')') }} as row_null_key_value,
+        {%- set wrong = [] -%}
+        {%- for name, type in article.columns -%}
+            {%- do wrong.append(_wrong_type_when(name, type)) -%}
+        {%- endfor %}
+        {{ _when_known(known, "((not parsed.row_canonical and (length(parsed.row_shape) - length(replace(parsed.row_shape, '{', '')) > 1 or instr(parsed.row_shape, '[') > 0)) or " ~ wrong | join(' or ') ~ ')') }} as row_wrong_type,
+        {%- set key_values = [] -%}
+        {%- for k in article.key -%}{%- do key_values.append("'" ~ k ~ "', parsed.row_values." ~ k) -%}{%- endfor %}
+        {{ _when_known(known, 'to_json(named_struct(' ~ key_values | join(', ') ~ '))') }} as typed_key,
+        {{ _when_known(known, 'case when parsed.queued_row.new_row is not null then ' ~ row_json_expr(article, 'parsed.row_values.', 'parsed.queued_row.new_version') ~ ' end') }} as typed_row
     from (
         select
             canonical.*,
@@ -177,12 +185,16 @@
                     cast(null as string) as row_decimal_text
                     {%- endif %}
                 from {{ relation }} as queued
-                where queued.article = '{{ article.name }}'
+                where
+                    queued.article = '{{ article.name }}'
+                    {%- if loop.first %}
+                    or queued.article is null or queued.article not in ({{ names | join(', ') }})
+                    {%- endif %}
             ) as with_typed
         ) as canonical
     ) as parsed
-    union all
-    {%- endfor %}
+    {% if not loop.last %}union all{% endif %}
+    {%- else %}
     select
         queued.*,
         false as article_known,
@@ -199,10 +211,26 @@
         cast(null as string) as typed_key,
         cast(null as string) as typed_row
     from {{ relation }} as queued
-    {%- if names %}
-    where queued.article is null or queued.article not in ({{ names | join(', ') }})
-    {%- endif %}
+    {%- endfor %}
 {% endmacro %}
+
+
+{% macro _when_known(known, expr, otherwise='null') -%}
+    {#- `expr` in a branch of queued_rows_typed_sql that holds only its article's commands
+        (`known` is none); in the branch that also holds the commands of no known article,
+        `expr` for its own and `otherwise` for those. -#}
+    {%- if known is none -%}
+        {{ expr }}
+    {%- else -%}
+        case when coalesce({{ known }}, false) then {{ expr }} else {{ otherwise }} end
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _all_contained(fields, names) -%}
+    {#- every name of `names` is an element of the array `fields` -#}
+    {%- for name in names -%}array_contains({{ fields }}, '{{ name }}'){{ ' and ' if not loop.last }}{%- endfor -%}
+{%- endmacro %}
 
 
 {% macro _json_shape(text) -%}
