@@ -5,7 +5,6 @@
         on_schema_change='append_new_columns',
         pre_hook="{{ qrepl_queue_rows_view() }}",
         full_refresh=false,
-        tblproperties={'format-version': '2', 'write.parquet.compression-level': '1'},
     )
 }}
 {#- Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.

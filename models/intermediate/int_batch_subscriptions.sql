@@ -3,7 +3,6 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
-        tblproperties={'format-version': '2', 'write.parquet.compression-level': '1'},
     )
 }}
 {#- One row per subscription as it stood when the batch was cut. Everything the batch decides

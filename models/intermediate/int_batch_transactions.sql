@@ -3,7 +3,6 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
-        tblproperties={'format-version': '2', 'write.parquet.compression-level': '1'},
     )
 }}
 {#- The valid transactions of the current batch in processing order, with the ones decided

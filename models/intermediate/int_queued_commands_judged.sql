@@ -3,7 +3,6 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
-        tblproperties={'format-version': '2', 'write.parquet.compression-level': '1'},
     )
 }}
 {#- One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):

@@ -1,4 +1,4 @@
-{{ config(materialized='table', tblproperties={'write.parquet.compression-level': '1'}) }}
+{{ config(materialized='table') }}
 {#- One row per (transaction, publisher row) of the current batch: what the transaction expects
     of the row when it first touches it, what it leaves there, and whether it already
     conflicts with its own writes, and the publisher's state of the row when the batch was cut
