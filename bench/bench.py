@@ -325,11 +325,18 @@ class Result:
     models: dict = field(default_factory=dict)
     next_batch: float | None = None  # 1k only: the reader on a second 1k batch, same process
     nothing_queued: float | None = None  # 1k only: the reader with nothing new in the queue
+    next_models: dict = field(default_factory=dict)  # 1k only: per model, the second batch
+    nothing_models: dict = field(default_factory=dict)  # 1k only: per model, nothing queued
 
 
 def last_batch(spark, wh: Warehouse):
     """The reader's history row of its latest batch."""
     return spark.sql(f"select * from {wh.table('queue_reader_history')} order by batch_id desc").first()
+
+
+def node_times(res) -> dict:
+    """Seconds per dbt node (models and run hooks) of one reader run."""
+    return {r.node.name: round(r.execution_time, 1) for r in res.result.results}
 
 
 def measure(spark, name: str, warm: bool) -> Result:
@@ -354,7 +361,7 @@ def measure(spark, name: str, warm: bool) -> Result:
     res = run_queue_reader(SCHEMA)
     reader_s = time.perf_counter() - t0
     check_equal(spark, wh, fold)
-    models = {r.node.name: round(r.execution_time, 1) for r in res.result.results}
+    models = node_times(res)
     history = last_batch(spark, wh)
     result = Result(name, changes, rows, shape, reader_s, merge_s, fold_s,
                     history.transactions_processed, history.conflicts, models)
@@ -364,14 +371,16 @@ def measure(spark, name: str, warm: bool) -> Result:
         queue_batch(spark, wh, shape, changes, rows, first=10 * changes)
         say(f"[{name}] queue reader on a second {changes:,}-change batch, same process ...")
         t0 = time.perf_counter()
-        run_queue_reader(SCHEMA)
+        res = run_queue_reader(SCHEMA)
         result.next_batch = time.perf_counter() - t0
+        result.next_models = node_times(res)
         if not last_batch(spark, wh).transactions_processed:
             sys.exit("bench: the second 1k batch processed no transaction")
         say(f"[{name}] queue reader with nothing new queued ...")
         t0 = time.perf_counter()
-        run_queue_reader(SCHEMA)
+        res = run_queue_reader(SCHEMA)
         result.nothing_queued = time.perf_counter() - t0
+        result.nothing_models = node_times(res)
         say(f"[{name}] second batch {result.next_batch:.1f} s, nothing queued {result.nothing_queued:.1f} s")
     return result
 
@@ -415,6 +424,10 @@ def main() -> None:
     results = [measure(spark, name, warm=i == 0) for i, name in enumerate(args.sizes)]
     out = table(results, fixed)
     per_model = {r.name: r.models for r in results}
+    for r in results:  # the 1k batch's warm runs: where a warm run's fixed cost goes
+        if r.next_models:
+            per_model[f"{r.name} (next batch)"] = r.next_models
+            per_model[f"{r.name} (nothing queued)"] = r.nothing_models
     say("\n" + out)
     say("\nper model (s): " + json.dumps(per_model))
     if args.readme and sorted(args.sizes) != sorted(DEFAULT_SIZES):

@@ -151,3 +151,29 @@
     {%- endif -%}
     {{ return(since) }}
 {% endmacro %}
+
+
+{% macro qrepl_batch_is_coupled() %}
+    {#- Whether some publisher row of the batch has more than one candidate (live transaction
+        touching it), so that one transaction's decision can depend on another's. Read from
+        int_transaction_rows by the first node that asks (the resolution) and kept for the
+        run (qrepl_run_cache: the judging asks too). Without such a row every candidate meets
+        its row as the batch cut found it: int_transactions_resolved is its pass 0 alone and
+        int_queued_commands_judged needs no window over the rows (the uncoupled fast path).
+        Outside a run (compile, docs, parse) and in a dbt unit test, whose fixtures are not
+        tables, the answer is true: the general statements, exact for every batch. -#}
+    {%- if not qrepl_is_running() or model.resource_type == 'unit_test' -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {{ return(qrepl_run_cache('batch_is_coupled', _qrepl_batch_is_coupled_read)) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_is_coupled_read() %}
+    {#- qrepl_batch_is_coupled's read of int_transaction_rows. -#}
+    {%- set shared = run_query(
+        'select 1 from ' ~ ref('int_transaction_rows') ~ ' where batch_id = ' ~ (qrepl_batch_id() | int)
+        ~ ' and prejudged_outcome is null group by article, row_key having count(*) > 1 limit 1'
+    ) -%}
+    {{ return(shared.rows | length > 0) }}
+{% endmacro %}

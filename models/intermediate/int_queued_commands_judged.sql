@@ -59,18 +59,24 @@ row_states as (
 state_before_transactions as (
 
     {#- the state the last applied earlier transaction left on the row, or the publisher's
-        state at the batch cut when there is none -#}
+        state at the batch cut when there is none; in a batch where no row has two live
+        transactions (macro qrepl_batch_is_coupled) that is always the state at the cut, and
+        the window over the rows is left out -#}
     select
         article,
         row_key,
         pos as tran_pos,
-        coalesce(
-            last(case when is_applied then state_after end, true) over (
-                partition by {{ qrepl_row_partition() }} order by pos
-                rows between unbounded preceding and 1 preceding
-            ),
-            root_state
-        ) as state_before
+        {% if not qrepl_batch_is_coupled() -%}
+            root_state as state_before
+        {%- else -%}
+            coalesce(
+                last(case when is_applied then state_after end, true) over (
+                    partition by {{ qrepl_row_partition() }} order by pos
+                    rows between unbounded preceding and 1 preceding
+                ),
+                root_state
+            ) as state_before
+        {%- endif %}
     from row_states
 
 ),

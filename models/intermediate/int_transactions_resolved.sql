@@ -10,7 +10,12 @@
     after a crash finishes the batch as it was decided.
 
     Under subscriber_wins every live transaction is applied (the steps below are defined but
-    never read). Otherwise one statement decides the batch in named steps:
+    never read). A batch in which no publisher row has two candidates (macro
+    qrepl_batch_is_coupled, asked once when the model runs) is decided by pass 0 alone: every
+    candidate meets the row as the batch cut found it, so pass 0 settles every transaction:
+    there are no later passes, and `resolved` reads decided_0 (the remainder and fold steps
+    are defined on it, never read, so Spark neither plans nor runs them). Otherwise
+    one statement decides the batch in named steps:
       candidates       one row per (live transaction, publisher row), states as bytes
       states_<k>       per candidate: the state it meets if the earlier candidates on its row
                        were decided as in pass k - 1 (pass 0: as if all were applied), and
@@ -30,7 +35,9 @@
     its rows were settled by the pass before, so each pass reaches one link further along
     chains of dependent transactions; what is left is folded. Each pass costs two windows
     over the candidates (by row, by transaction). -#}
-{%- set passes = 2 -%}
+{#- a batch without a shared row needs pass 0 alone (the uncoupled fast path) -#}
+{%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
+{%- set passes = 2 if coupled else 0 -%}
 {#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
     finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
 {%- set chunk = 512 -%}
@@ -91,7 +98,11 @@ candidates as (
 
         select
             {{ carried | join(', ') }},
-            {% if k == 0 -%}
+            {% if not coupled -%}
+                {#- each candidate is the only one on its row: it meets the row as cut #}
+                root_state as state_met,
+                true as state_known
+            {%- elif k == 0 -%}
                 {{ qrepl_met_state('true') }} as state_met,
                 {{ qrepl_after_settled('false') }} as state_known
             {%- else -%}
@@ -99,9 +110,11 @@ candidates as (
                 {{ qrepl_after_settled('settled') }} as state_known
             {%- endif %}
         from {{ 'candidates' if k == 0 else 'decided_' ~ (k - 1) }}
-        window earlier_on_row as (
-            partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
-        )
+        {%- if coupled %}
+            window earlier_on_row as (
+                partition by {{ qrepl_row_partition() }} order by tran_pos rows between unbounded preceding and 1 preceding
+            )
+        {%- endif %}
 
     ),
 
@@ -312,6 +325,12 @@ resolved as (
             tran_pos,
             prejudged_outcome is null as is_applied
         from int_batch_transactions
+    {% elif not coupled %}
+        {#- pass 0 settled every transaction #}
+        select distinct
+            tran_pos,
+            applied as is_applied
+        from decided_0
     {% else %}
         select distinct
             decision.tran_pos,

@@ -20,7 +20,7 @@ assert SCENARIOS, "no scenarios/*.json found beside the project"
 # every scenario under its own policy; `make conformance` (QREPL_SCENARIO_POLICIES=all) also replays
 # the basic scenario under the two other policies (CI covers each policy in test_spec_sentences.py
 # and in the generated workloads of test_conformance.py)
-CASES = [(p, None) for p in SCENARIOS if p.stem != "judging_table"] + [
+CASES = [(p, None) for p in SCENARIOS if p.stem not in ("judging_table", "uncoupled_batches")] + [
     (p, policy) for p in SCENARIOS if p.stem == "publisher_wins_basic"
     for policy in ("publisher_wins_reinit", "subscriber_wins") if os.environ.get("QREPL_SCENARIO_POLICIES") == "all"
 ]
@@ -34,6 +34,41 @@ def test_spark_replay_equals_reference(spark, path, policy):
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
     actual = normalized_outputs(scenario, play(scenario, SparkBackend(scenario)))
     assert actual == expected
+
+
+class _SparkBackendReadingPaths(SparkBackend):
+    """The Spark backend, noting after each run which statements the run compiled."""
+
+    def __init__(self, scenario):
+        super().__init__(scenario)
+        self.paths: list[tuple[bool, bool]] = []
+
+    def run(self, batch_time):
+        super().run(batch_time)
+        compiled = Path(os.environ["DBT_TARGET_PATH"]) / "compiled" / "qrepl" / "models" / "intermediate"
+        resolution = (compiled / "int_transactions_resolved.sql").read_text()
+        judging = (compiled / "int_queued_commands_judged.sql").read_text()
+        # the general statement has later passes and reads the fold's decisions; the fast
+        # path has neither
+        folded = "fold.folded_decisions" in resolution
+        assert folded == ("states_1 as (" in resolution)
+        self.paths.append((folded, "last(case when is_applied then state_after end" in judging))
+
+
+def test_resolution_path_follows_the_coupling(spark):
+    """A batch in which no publisher row has two live transactions is resolved by pass 0
+    alone and judged without the window over rows (docs/architecture.md §5, the uncoupled fast
+    path); a batch with such a row gets the passes, the fold and the window. Either way the
+    replay equals the reference. scenarios/uncoupled_batches.json, under
+    publisher_wins_reinit: two uncoupled batches (stale versions, an insert of an existing
+    key, two-row transactions, subscribers cut, a prejudged transaction on a live one's row),
+    then, after a reinitialization, a batch with a chain of two transactions on one row."""
+    scenario = load_scenario(Path(__file__).resolve().parents[3] / "scenarios" / "uncoupled_batches.json")
+    expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
+    backend = _SparkBackendReadingPaths(scenario)
+    assert normalized_outputs(scenario, play(scenario, backend)) == expected
+    # per run: (the resolution has the passes and the fold, the judging its window over rows)
+    assert backend.paths == [(False, False), (False, False), (True, True)]
 
 
 JUDGING_ROWS = [
