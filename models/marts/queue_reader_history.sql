@@ -55,25 +55,48 @@ batch_applied as (
 
 ),
 
+tagged as (
+
+    {#- one row per counted row of the batch, tagged with what it counts: the counts below are
+        then one aggregate in one Spark job, not a scalar subquery (a job) per count -#}
+    select
+        1 as counted,
+        outcome in ('rejected', 'rejected_reinit') as is_rejected,
+        cast(0 as bigint) as rows_kept
+    from transaction_outcomes
+    {%- for counted in ['int_queued_commands_judged', 'conflicts', 'queue_rejects', 'publisher_changes',
+        'compensating_commands'] %}
+        union all
+        select
+            {{ loop.index + 1 }} as counted,
+            false as is_rejected,
+            cast(0 as bigint) as rows_kept
+        from {{ counted }}
+    {%- endfor %}
+    union all
+    select
+        7 as counted,
+        false as is_rejected,
+        rows_kept
+    from batch_applied
+    where target_table <> 'subscriptions'
+
+),
+
 counts as (
 
     select
-        (select count(*) from transaction_outcomes) as transactions_processed,
-        (select count(*) from int_queued_commands_judged) as commands_processed,
-        (select count(*) from conflicts) as conflicts,
-        (
-            select count(*) from transaction_outcomes
-            where outcome in ('rejected', 'rejected_reinit')
-        ) as rejected,
-        (select count(*) from queue_rejects) as quarantined,
-        (select count(*) from publisher_changes) as publisher_rows_changed,
-        (select count(*) from compensating_commands) as compensating_commands,
-        (
-            select coalesce(sum(rows_kept), 0) from batch_applied
-            where target_table <> 'subscriptions'
-        ) as publisher_rows_kept,
+        count_if(counted = 1) as transactions_processed,
+        count_if(counted = 2) as commands_processed,
+        count_if(counted = 3) as conflicts,
+        count_if(counted = 1 and is_rejected) as rejected,
+        count_if(counted = 4) as quarantined,
+        count_if(counted = 5) as publisher_rows_changed,
+        count_if(counted = 6) as compensating_commands,
+        coalesce(sum(case when counted = 7 then rows_kept end), 0) as publisher_rows_kept,
         greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
         / 1000000.0 as elapsed_seconds
+    from tagged
 
 ),
 
