@@ -57,25 +57,25 @@ batch_applied as (
 
 tagged as (
 
-    {#- one row per counted row of the batch, tagged with what it counts: the counts below are
-        then one aggregate in one Spark job, not a scalar subquery (a job) per count -#}
+    {#- one row per counted row of the batch, tagged with the mart it comes from: the counts
+        below are then one aggregate in one Spark job, not a scalar subquery (a job) per count -#}
     select
-        1 as counted,
+        'transaction_outcomes' as counted,
         outcome in ('rejected', 'rejected_reinit') as is_rejected,
         cast(0 as bigint) as rows_kept
     from transaction_outcomes
-    {%- for counted in ['int_queued_commands_judged', 'conflicts', 'queue_rejects', 'publisher_changes',
+    {%- for mart in ['int_queued_commands_judged', 'conflicts', 'queue_rejects', 'publisher_changes',
         'compensating_commands'] %}
         union all
         select
-            {{ loop.index + 1 }} as counted,
+            '{{ mart }}' as counted,
             false as is_rejected,
             cast(0 as bigint) as rows_kept
-        from {{ counted }}
+        from {{ mart }}
     {%- endfor %}
     union all
     select
-        7 as counted,
+        'batch_applied' as counted,
         false as is_rejected,
         rows_kept
     from batch_applied
@@ -86,14 +86,14 @@ tagged as (
 counts as (
 
     select
-        count_if(counted = 1) as transactions_processed,
-        count_if(counted = 2) as commands_processed,
-        count_if(counted = 3) as conflicts,
-        count_if(counted = 1 and is_rejected) as rejected,
-        count_if(counted = 4) as quarantined,
-        count_if(counted = 5) as publisher_rows_changed,
-        count_if(counted = 6) as compensating_commands,
-        coalesce(sum(case when counted = 7 then rows_kept end), 0) as publisher_rows_kept,
+        count_if(counted = 'transaction_outcomes') as transactions_processed,
+        count_if(counted = 'int_queued_commands_judged') as commands_processed,
+        count_if(counted = 'conflicts') as conflicts,
+        count_if(counted = 'transaction_outcomes' and is_rejected) as rejected,
+        count_if(counted = 'queue_rejects') as quarantined,
+        count_if(counted = 'publisher_changes') as publisher_rows_changed,
+        count_if(counted = 'compensating_commands') as compensating_commands,
+        coalesce(sum(case when counted = 'batch_applied' then rows_kept end), 0) as publisher_rows_kept,
         greatest(unix_micros(current_timestamp()) - unix_micros({{ qrepl_batch_time() }}), 1)
         / 1000000.0 as elapsed_seconds
     from tagged
