@@ -86,14 +86,20 @@
 
 
 {% macro purge_expired_conflicts() %}
-    {#- conflict_retention_days > 0: conflicts older than that are deleted; 0 keeps them. -#}
+    {#- conflict_retention_days > 0: conflicts older than that are deleted; 0 keeps them. Asked
+        first (a read that Iceberg answers from the files' column bounds): a DELETE that
+        matches nothing still commits a snapshot, and most runs have nothing to purge. -#}
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- if publication.conflict_retention_days > 0 -%}
-            {%- call statement('purge_expired_conflicts', fetch_result=false) -%}
-                delete from {{ this }}
-                where detected_at < {{ qrepl_batch_time() }} - make_interval(0, 0, 0, {{ publication.conflict_retention_days }})
-            {%- endcall -%}
+            {%- set expired -%}
+                detected_at < {{ qrepl_batch_time() }} - make_interval(0, 0, 0, {{ publication.conflict_retention_days }})
+            {%- endset -%}
+            {%- if run_query('select 1 from ' ~ this ~ ' where ' ~ expired ~ ' limit 1').rows | length > 0 -%}
+                {%- call statement('purge_expired_conflicts', fetch_result=false) -%}
+                    delete from {{ this }} where {{ expired }}
+                {%- endcall -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}

@@ -68,23 +68,22 @@
         {{ return('') }}
     {%- endif -%}
     {%- set table = qrepl_relation('replication_queue') -%}
-    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
-    {%- if current.rows | length == 0 -%}
+    {%- set position = qrepl_queue_position() -%}
+    {%- if position.snapshot is none -%}
         {#- a queue nothing was ever appended to -#}
         {%- set snapshot = 'cast(null as bigint)' -%}
         {%- set rows = table ~ ' where false' -%}
     {%- else -%}
-        {%- set snapshot = current.rows[0][0] | int -%}
-        {%- set since = _qrepl_last_queue_snapshot(table) -%}
-        {%- if since == snapshot -%}
+        {%- set snapshot = position.snapshot -%}
+        {%- if position.since == snapshot -%}
             {#- nothing appended since the last batch -#}
             {%- set rows = table ~ ' where false' -%}
-        {%- elif since is not none -%}
+        {%- elif position.since is not none -%}
             {%- call statement('qrepl_queue_changelog', fetch_result=false) -%}
                 call spark_catalog.system.create_changelog_view(
                     table => '{{ table }}',
                     changelog_view => 'qrepl_queue_appended',
-                    options => map('start-snapshot-id', '{{ since }}', 'end-snapshot-id', '{{ snapshot }}')
+                    options => map('start-snapshot-id', '{{ position.since }}', 'end-snapshot-id', '{{ snapshot }}')
                 )
             {%- endcall -%}
             {%- set rows = "qrepl_queue_appended where _change_type = 'INSERT'" -%}
@@ -94,6 +93,62 @@
     {%- endif -%}
     {{ return('create or replace temporary view qrepl_queue_rows as select ' ~ _qrepl_queue_columns() | join(', ')
         ~ ', ' ~ snapshot ~ ' as queue_snapshot_id from ' ~ rows) }}
+{% endmacro %}
+
+
+{% macro qrepl_queue_position() %}
+    {#- Where the queue stands for this run: `snapshot`, the queue snapshot the batch reads
+        (none: nothing was ever appended to the queue), and `since`, the snapshot the latest
+        batch read if the queue has had only appends since (none otherwise: see
+        qrepl_queue_rows_view). Read once per run (qrepl_run_cache), by int_batch_commands'
+        materialization (macro qrepl_nothing_new_queued) and then its pre-hook. -#}
+    {{ return(qrepl_run_cache('queue_position', _qrepl_queue_position_read)) }}
+{% endmacro %}
+
+
+{% macro _qrepl_queue_position_read() %}
+    {#- qrepl_queue_position's reads of the queue's and the batch log's metadata. -#}
+    {%- set table = qrepl_relation('replication_queue') -%}
+    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+    {%- if current.rows | length == 0 -%}
+        {{ return({'snapshot': none, 'since': none}) }}
+    {%- endif -%}
+    {{ return({'snapshot': current.rows[0][0] | int, 'since': _qrepl_last_queue_snapshot(table)}) }}
+{% endmacro %}
+
+
+{% macro qrepl_nothing_new_queued() %}
+    {#- True when this run's batch cut can take nothing: the queue was never appended to, or
+        nothing was appended since the snapshot the latest batch read (so every visible queue
+        row is in an earlier batch). int_batch_commands is then not run at all (materialization
+        qrepl_batch, `qrepl_skip_when='nothing_new_queued'`): it would insert no row. -#}
+    {%- set position = qrepl_queue_position() -%}
+    {{ return(position.snapshot is none or position.since == position.snapshot) }}
+{% endmacro %}
+
+
+{% macro qrepl_batch_is_empty() %}
+    {#- True when this run's batch has no command at all in int_batch_commands, valid or
+        quarantined. Every per-batch model downstream then writes no row, so it is not run
+        (materialization qrepl_batch): a run with nothing queued commits nothing to them.
+        Read once per run (qrepl_run_cache) by the first of them, after int_batch_commands has
+        run. False outside `dbt run` / `dbt build`. -#}
+    {%- if not qrepl_is_running() -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(qrepl_run_cache('batch_is_empty', _qrepl_batch_is_empty_read)) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_is_empty_read() %}
+    {#- qrepl_batch_is_empty's read of int_batch_commands (looked up by name, not ref(): the
+        node asking may depend on it only through other models). -#}
+    {%- set log = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
+    {%- if log is none -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set found = run_query('select 1 from ' ~ log ~ ' where batch_id = ' ~ (qrepl_batch_id() | int) ~ ' limit 1') -%}
+    {{ return(found.rows | length == 0) }}
 {% endmacro %}
 
 

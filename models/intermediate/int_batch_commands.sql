@@ -5,6 +5,7 @@
         on_schema_change='append_new_columns',
         pre_hook="{{ qrepl_queue_rows_view() }}",
         full_refresh=false,
+        meta={'qrepl_skip_when': 'nothing_new_queued'},
     )
 }}
 {#- Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.

@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        meta={'qrepl_skip_when': 'nothing_new_queued'},
     )
 }}
 {#- One row per subscription as it stood when the batch was cut. Everything the batch decides

@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
 {#- The valid transactions of the current batch in processing order, with the ones decided

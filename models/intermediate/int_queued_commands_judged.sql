@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
 {#- One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):

@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         full_refresh=false,
+        meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
 {#- One row per valid transaction of the batch: its processing position and whether the

@@ -1,3 +1,4 @@
+{{ config(meta={'qrepl_skip_when': none}) }}
 {#- One row per queue-reader run (SQL Server's MSqreader_history). Written last, after
     `batch_applied`: a batch without its history row is unfinished and the next run completes
     it. `publisher_rows_kept` counts rows the batch did not write because a publisher-local

@@ -1,0 +1,32 @@
+{%- materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
+  {#- dbt-spark's `incremental` materialization, unchanged, for every model, except that a
+      per-batch model with nothing to write for this run's batch is not run. A model opts in
+      with `meta: {qrepl_skip_when: ...}`:
+        batch_is_empty      the batch has no command in int_batch_commands (macro
+                            qrepl_batch_is_empty): the models downstream of the cut.
+        nothing_new_queued  nothing was appended to the queue since the snapshot the last batch
+                            read (macro qrepl_nothing_new_queued): int_batch_commands.
+      Either way the model would insert no row. Not running it spares its statements and its
+      Iceberg commit (an empty append still makes a snapshot), so a run with nothing queued
+      reads a little metadata instead of passing over the whole DAG. Only while `dbt run` /
+      `dbt build` executes, and only once the table exists (the first run creates every
+      table). A skipped model's pre-hooks, which prepare or apply its batch, are not run; its
+      post-hooks (housekeeping, such as the conflicts' retention purge) are. dbt reports it as
+      OK, "NOTHING TO WRITE". -#}
+  {%- set skip_when = (config.get('meta') or {}).get('qrepl_skip_when') -%}
+  {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued'] -%}
+    {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty' or 'nothing_new_queued', got '" ~ skip_when ~ "'") }}
+  {%- endif -%}
+  {%- set skip = skip_when is not none and qrepl_is_running() and load_relation(this) is not none and (
+      qrepl_nothing_new_queued() if skip_when == 'nothing_new_queued' else qrepl_batch_is_empty()
+  ) -%}
+  {%- if not skip -%}
+    {{ return(dbt.materialization_incremental_spark()) }}
+  {%- endif -%}
+  {{ log("qrepl: " ~ this ~ ": nothing to write for batch " ~ qrepl_batch_id() ~ " (" ~ skip_when | replace('_', ' ') ~ ")") }}
+  {{ run_hooks(post_hooks) }}
+  {%- call noop_statement('main', 'NOTHING TO WRITE') -%}
+    -- batch {{ qrepl_batch_id() }}: {{ skip_when | replace('_', ' ') }}, so this model was not run
+  {%- endcall -%}
+  {{ return({'relations': [this]}) }}
+{%- endmaterialization -%}

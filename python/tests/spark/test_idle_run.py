@@ -1,0 +1,91 @@
+"""A run with nothing to do writes nothing but its history row (macros/materializations/
+incremental_spark.sql). A queue reader scheduled every few minutes mostly finds the queue as the
+last batch left it: that run must not commit an empty snapshot to every table of the batch log
+and the marts, and must not pay a pass over the whole DAG. When the queue only received commands
+an earlier batch already took, the cut runs and finds nothing, and everything after it is
+skipped. The batch numbering, the history and the next real batch are as before."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from qrepl.dbt_runner import run_queue_reader
+from qrepl.model import publication_from_dict
+from qrepl.warehouse import Warehouse
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "qrepl_idle_run"
+PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
+    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
+V = "00000000-0000-4000-8000-{:012d}".format
+# the per-batch tables after the cut, and the cut's own two
+AFTER_THE_CUT = ["int_batch_transactions", "int_transactions_resolved", "int_queued_commands_judged",
+                 "queue_rejects", "publisher_changes", "compensating_commands", "conflicts",
+                 "reinit_requests", "transaction_outcomes", "batch_applied"]
+THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
+
+
+def _command(seq: int, key: int, old: str, new: str) -> dict:
+    return {"subscriber": "s1", "generation": 0, "tran_id": f"t{seq}", "tran_seq": seq, "command_seq": 1,
+            "article": "customers", "op": "U", "row_key": f'{{"customer_id":{key}}}', "old_version": old,
+            "new_version": new, "new_row": f'{{"customer_id":{key},"city":"city {seq}"}}', "old_row": None,
+            "enqueued_at": datetime(2026, 1, 1, 0, 0, seq)}
+
+
+def _snapshots(wh: Warehouse, tables: list[str]) -> dict[str, int]:
+    return {t: wh.spark.sql(f"select snapshot_id from {wh.table(t)}.refs where name = 'main'").first()[0]
+            for t in tables}
+
+
+def _not_run(result) -> set[str]:
+    """The models dbt reported as not run for lack of anything to write."""
+    return {r.node.name for r in result.result.results if r.message == "NOTHING TO WRITE"}
+
+
+def _history(wh: Warehouse) -> list[tuple]:
+    return sorted((h["batch_id"], h["transactions_processed"], h["commands_processed"], h["conflicts"])
+                  for h in wh.rows_of("queue_reader_history"))
+
+
+def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict(PUBLICATION))
+    wh.add_subscription("s1")
+    spark.createDataFrame([(k, f"home {k}", V(k)) for k in range(1, 4)],
+                          "customer_id INT, city STRING, msrepl_tran_version STRING") \
+        .writeTo(wh.table("customers")).append()
+
+    # the first run creates every table, though nothing is queued yet
+    assert _not_run(run_queue_reader(SCHEMA)) == set()
+    first = _command(1, 1, V(1), V(101))
+    stale = _command(2, 2, V(99), V(102))  # a conflict: publisher wins
+    wh.append_queue([first, stale])
+    assert _not_run(run_queue_reader(SCHEMA)) == set()
+    assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
+
+    # nothing queued since: no table of the batch is written, the history still is
+    before = _snapshots(wh, THE_CUT + AFTER_THE_CUT)
+    assert _not_run(run_queue_reader(SCHEMA)) == set(THE_CUT + AFTER_THE_CUT)
+    assert _snapshots(wh, THE_CUT + AFTER_THE_CUT) == before
+    assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1), (3, 0, 0, 0)]
+
+    # a command delivered again: the cut runs and takes nothing, the rest is not run
+    wh.append_queue([first])
+    before = _snapshots(wh, AFTER_THE_CUT)
+    assert _not_run(run_queue_reader(SCHEMA)) == set(AFTER_THE_CUT)
+    assert _snapshots(wh, AFTER_THE_CUT) == before
+    assert _history(wh)[-1] == (4, 0, 0, 0)
+
+    # the next command is the next batch's, decided and applied as ever
+    wh.append_queue([_command(3, 3, V(3), V(103))])
+    assert _not_run(run_queue_reader(SCHEMA)) == set()
+    assert _history(wh)[-1] == (5, 1, 1, 0)
+    outcomes = sorted((o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes"))
+    assert outcomes == [(2, "t1", "applied"), (2, "t2", "rejected"), (5, "t3", "applied")]
+    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == \
+        [(1, "city 1"), (2, "home 2"), (3, "city 3")]
+    assert [(c["batch_id"], c["tran_id"]) for c in wh.rows_of("compensating_commands")] == [(2, "t2")]
