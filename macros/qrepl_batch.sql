@@ -122,8 +122,18 @@
         nothing was appended since the snapshot the latest batch read (so every visible queue
         row is in an earlier batch). int_batch_commands is then not run at all (materialization
         qrepl_batch, `qrepl_skip_when='nothing_new_queued'`): it would insert no row. -#}
+    {{ return(qrepl_run_cache('nothing_new_queued', _qrepl_nothing_new_queued_read)) }}
+{% endmacro %}
+
+
+{% macro _qrepl_nothing_new_queued_read() %}
+    {#- qrepl_nothing_new_queued's answer, logged once per run. -#}
     {%- set position = qrepl_queue_position() -%}
-    {{ return(position.snapshot is none or position.since == position.snapshot) }}
+    {%- set nothing = position.snapshot is none or position.since == position.snapshot -%}
+    {%- if nothing -%}
+        {{ log("qrepl: nothing queued since the last batch: the batch cut is not run", info=true) }}
+    {%- endif -%}
+    {{ return(nothing) }}
 {% endmacro %}
 
 
@@ -143,11 +153,14 @@
 {% macro _qrepl_batch_is_empty_read() %}
     {#- qrepl_batch_is_empty's read of int_batch_commands (looked up by name, not ref(): the
         node asking may depend on it only through other models). -#}
-    {%- set log = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
-    {%- if log is none -%}
+    {%- set commands = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
+    {%- if commands is none -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- set found = run_query('select 1 from ' ~ log ~ ' where batch_id = ' ~ (qrepl_batch_id() | int) ~ ' limit 1') -%}
+    {%- set found = run_query('select 1 from ' ~ commands ~ ' where batch_id = ' ~ (qrepl_batch_id() | int) ~ ' limit 1') -%}
+    {%- if found.rows | length == 0 -%}
+        {{ log("qrepl: batch " ~ qrepl_batch_id() ~ " has no commands: the models after the cut are not run", info=true) }}
+    {%- endif -%}
     {{ return(found.rows | length == 0) }}
 {% endmacro %}
 

@@ -23,7 +23,6 @@
   {%- if not skip -%}
     {{ return(dbt.materialization_incremental_spark()) }}
   {%- endif -%}
-  {{ log("qrepl: " ~ this ~ ": nothing to write for batch " ~ qrepl_batch_id() ~ " (" ~ skip_when | replace('_', ' ') ~ ")") }}
   {{ run_hooks(post_hooks) }}
   {%- call noop_statement('main', 'NOTHING TO WRITE') -%}
     -- batch {{ qrepl_batch_id() }}: {{ skip_when | replace('_', ' ') }}, so this model was not run
