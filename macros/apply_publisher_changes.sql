@@ -5,11 +5,14 @@
         landed after the batch read the publisher is never overwritten: it counts as made
         after the batch, and `batch_applied` reports the row as kept. Running it again after a
         crash changes nothing that is already applied (the row then holds the batch's own
-        version, which is not the expected one). -#}
+        version, which is not the expected one). An article the batch does not change gets no
+        MERGE (macro qrepl_batch_writes): an empty MERGE still commits a snapshot, and it
+        would contend with publisher-local writers to that table for nothing. -#}
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- set changes = ref('publisher_changes') -%}
-        {%- for article in publication.articles -%}
+        {%- set changed = qrepl_batch_writes().articles -%}
+        {%- for article in publication.articles if article.name in changed -%}
             {%- set conditions = [] -%}
             {%- for k in article.key -%}
                 {%- do conditions.append('target.' ~ k ~ ' = source.' ~ k) -%}
@@ -70,8 +73,10 @@
 {% macro apply_reinit_requests(batch_id) %}
     {#- Mark the subscriptions of a batch's reinit requests reinit_pending, only while each
         still has the generation the batch was cut with: a reinitialization completed after
-        the batch (generation + 1) is never undone by finishing the batch late. -#}
-    {%- if qrepl_is_running() -%}
+        the batch (generation + 1) is never undone by finishing the batch late. Only when the
+        batch has a reinit request (macro qrepl_batch_writes): an empty MERGE would commit a
+        snapshot of the subscriptions every run, contending with the Python layer's writes. -#}
+    {%- if qrepl_is_running() and qrepl_batch_writes().reinit -%}
         {%- call statement('apply_reinit_requests', fetch_result=false) -%}
             merge into {{ qrepl_relation('subscriptions') }} as target
             using (select * from {{ ref('reinit_requests') }} where batch_id = {{ batch_id }}) as source
@@ -82,6 +87,35 @@
                 target.reinit_reason = source.reinit_reason
         {%- endcall -%}
     {%- endif -%}
+{% endmacro %}
+
+
+{% macro qrepl_batch_writes() %}
+    {#- What batch_applied's pre-hooks have to write for the batch: `articles`, the articles
+        with a row in publisher_changes, and `reinit`, whether reinit_requests has a row. One
+        query, read once per run (qrepl_run_cache) by the first hook. -#}
+    {{ return(qrepl_run_cache('batch_writes', _qrepl_batch_writes_read)) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_writes_read() %}
+    {#- qrepl_batch_writes' read of the batch's publisher_changes and reinit_requests. -#}
+    {%- set batch_id = qrepl_batch_id() | int -%}
+    {%- set found = run_query(
+        "select 'publisher_changes' as mart, article from " ~ ref('publisher_changes')
+        ~ " where batch_id = " ~ batch_id ~ " group by article"
+        ~ " union all select 'reinit_requests' as mart, cast(null as string) as article from (select 1 from "
+        ~ ref('reinit_requests') ~ " where batch_id = " ~ batch_id ~ " limit 1) as any_request"
+    ) -%}
+    {%- set writes = {'articles': [], 'reinit': false} -%}
+    {%- for row in found.rows -%}
+        {%- if row[0] == 'publisher_changes' -%}
+            {%- do writes.articles.append(row[1]) -%}
+        {%- else -%}
+            {%- do writes.update({'reinit': true}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(writes) }}
 {% endmacro %}
 
 
