@@ -100,8 +100,10 @@
     {#- Where the queue stands for this run: `snapshot`, the queue snapshot the batch reads
         (none: nothing was ever appended to the queue), and `since`, the snapshot the latest
         batch read if the queue has had only appends since (none otherwise: see
-        qrepl_queue_rows_view). Read once per run (qrepl_run_cache), by int_batch_commands'
-        materialization (macro qrepl_nothing_new_queued) and then its pre-hook. -#}
+        qrepl_queue_rows_view). Read once per run (qrepl_run_cache): first by
+        int_batch_subscriptions' materialization (macro qrepl_nothing_new_queued), so the
+        queue's snapshot is fixed before the subscriptions are copied, then by
+        int_batch_commands' pre-hook. -#}
     {{ return(qrepl_run_cache('queue_position', _qrepl_queue_position_read)) }}
 {% endmacro %}
 
@@ -120,8 +122,10 @@
 {% macro qrepl_nothing_new_queued() %}
     {#- True when this run's batch cut can take nothing: the queue was never appended to, or
         nothing was appended since the snapshot the latest batch read (so every visible queue
-        row is in an earlier batch). int_batch_commands is then not run at all (materialization
-        qrepl_batch, `qrepl_skip_when='nothing_new_queued'`): it would insert no row. -#}
+        row is in an earlier batch). int_batch_subscriptions and int_batch_commands are then
+        not run at all (meta qrepl_skip_when: nothing_new_queued, read by the incremental
+        materialization in macros/materializations/incremental_spark.sql): they would insert
+        no row. -#}
     {{ return(qrepl_run_cache('nothing_new_queued', _qrepl_nothing_new_queued_read)) }}
 {% endmacro %}
 
@@ -140,7 +144,9 @@
 {% macro qrepl_batch_is_empty() %}
     {#- True when this run's batch has no command at all in int_batch_commands, valid or
         quarantined. Every per-batch model downstream then writes no row, so it is not run
-        (materialization qrepl_batch): a run with nothing queued commits nothing to them.
+        (meta qrepl_skip_when: batch_is_empty, read by the incremental materialization in
+        macros/materializations/incremental_spark.sql): a run with nothing queued commits
+        nothing to them.
         Read once per run (qrepl_run_cache) by the first of them, after int_batch_commands has
         run. False outside `dbt run` / `dbt build`. -#}
     {%- if not qrepl_is_running() -%}

@@ -5,7 +5,8 @@
         batch_is_empty      the batch has no command in int_batch_commands (macro
                             qrepl_batch_is_empty): the models downstream of the cut.
         nothing_new_queued  nothing was appended to the queue since the snapshot the last batch
-                            read (macro qrepl_nothing_new_queued): int_batch_commands.
+                            read (macro qrepl_nothing_new_queued): the cut,
+                            int_batch_subscriptions and int_batch_commands.
       Either way the model would insert no row. Not running it spares its statements and its
       Iceberg commit (an empty append still makes a snapshot), so a run with nothing queued
       reads a little metadata instead of passing over the whole DAG. Only while `dbt run` /
@@ -17,9 +18,11 @@
   {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued'] -%}
     {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty' or 'nothing_new_queued', got '" ~ skip_when ~ "'") }}
   {%- endif -%}
-  {%- set skip = skip_when is not none and qrepl_is_running() and load_relation(this) is not none and (
+  {#- the question first: int_batch_subscriptions, the first to ask, then fixes the queue's
+      snapshot before it copies the subscriptions, on the first run too -#}
+  {%- set skip = skip_when is not none and qrepl_is_running() and (
       qrepl_nothing_new_queued() if skip_when == 'nothing_new_queued' else qrepl_batch_is_empty()
-  ) -%}
+  ) and load_relation(this) is not none -%}
   {%- if not skip -%}
     {{ return(dbt.materialization_incremental_spark()) }}
   {%- endif -%}
