@@ -10,21 +10,18 @@ publisher-local writer or the Python layer would have to contend with."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pytest
+from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
+from queue_fixtures import queued_update as _command
 
 from qrepl.dbt_runner import run_queue_reader
-from qrepl.model import publication_from_dict
 from qrepl.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_idle_run"
-CUSTOMERS = {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}
 ORDERS = {"name": "orders", "key": ["order_id"], "columns": {"order_id": "int", "note": "string"}}
 PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]}
-V = "00000000-0000-4000-8000-{:012d}".format
 # the per-batch tables after the cut, and the cut's own two
 AFTER_THE_CUT = ["int_batch_transactions", "int_transactions_resolved", "int_queued_commands_judged",
                  "queue_rejects", "publisher_changes", "compensating_commands", "conflicts",
@@ -32,16 +29,8 @@ AFTER_THE_CUT = ["int_batch_transactions", "int_transactions_resolved", "int_que
 THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
 
 
-def _command(seq: int, key: int, old: str, new: str) -> dict:
-    return {"subscriber": "s1", "generation": 0, "tran_id": f"t{seq}", "tran_seq": seq, "command_seq": 1,
-            "article": "customers", "op": "U", "row_key": f'{{"customer_id":{key}}}', "old_version": old,
-            "new_version": new, "new_row": f'{{"customer_id":{key},"city":"city {seq}"}}', "old_row": None,
-            "enqueued_at": datetime(2026, 1, 1, 0, 0, seq)}
-
-
 def _snapshots(wh: Warehouse, tables: list[str]) -> dict[str, int]:
-    return {t: wh.spark.sql(f"select snapshot_id from {wh.table(t)}.refs where name = 'main'").first()[0]
-            for t in tables}
+    return {t: current_snapshot(wh, t) for t in tables}
 
 
 def _not_run(result) -> set[str]:
@@ -55,14 +44,7 @@ def _history(wh: Warehouse) -> list[tuple]:
 
 
 def _setup(spark, publication: dict) -> Warehouse:
-    wh = Warehouse(spark, SCHEMA)
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(publication))
-    wh.add_subscription("s1")
-    spark.createDataFrame([(k, f"home {k}", V(k)) for k in range(1, 4)],
-                          "customer_id INT, city STRING, msrepl_tran_version STRING") \
-        .writeTo(wh.table("customers")).append()
-    return wh
+    return customers_publication(spark, SCHEMA, publication, customers=3)
 
 
 def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):

@@ -6,38 +6,21 @@ is taken by exactly one batch, and a command delivered again is not taken twice.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pytest
+from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
+from queue_fixtures import queued_update as _command
 
-from qrepl.model import publication_from_dict
 from qrepl.dbt_runner import run_queue_reader
 from qrepl.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_queue_read"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
-V = "00000000-0000-4000-8000-{:012d}".format
-
-
-def _command(seq: int, key: int, old: str, new: str) -> dict:
-    return {"subscriber": "s1", "generation": 0, "tran_id": f"t{seq}", "tran_seq": seq, "command_seq": 1,
-            "article": "customers", "op": "U", "row_key": f'{{"customer_id":{key}}}', "old_version": old,
-            "new_version": new, "new_row": f'{{"customer_id":{key},"city":"city {seq}"}}', "old_row": None,
-            "enqueued_at": datetime(2026, 1, 1, 0, 0, seq)}
+PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]}
 
 
 def _setup(spark) -> Warehouse:
-    wh = Warehouse(spark, SCHEMA)
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.add_subscription("s1")
-    spark.createDataFrame([(k, f"home {k}", V(k)) for k in range(1, 6)],
-                          "customer_id INT, city STRING, msrepl_tran_version STRING") \
-        .writeTo(wh.table("customers")).append()
-    return wh
+    return customers_publication(spark, SCHEMA, PUBLICATION, customers=5)
 
 
 def _run(wh: Warehouse) -> int:
@@ -56,7 +39,7 @@ def _taken(wh: Warehouse) -> dict[str, list[int]]:
 
 
 def _queue_snapshot(wh: Warehouse) -> int:
-    return wh.spark.sql(f"select snapshot_id from {wh.table('replication_queue')}.refs where name = 'main'").first()[0]
+    return current_snapshot(wh, "replication_queue")
 
 
 def test_after_the_first_batch_only_the_rows_appended_since_are_read(spark):
