@@ -80,7 +80,8 @@ def test_capture_run_distribute(captured_and_run):
 
 def test_dbt_build_is_green_after_a_run(captured_and_run):
     """`dbt build` on the local target after the run above: a second (empty) batch through the
-    incremental path, and every schema and singular data test passes."""
+    incremental path, and every schema and singular data test and every dbt unit test of the
+    judging and resolving models passes."""
     from qrepl.dbt_runner import dbt_invoke
 
     res = dbt_invoke(["build"], SCHEMA)
@@ -89,6 +90,8 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
         statuses[r.node.resource_type].add(str(r.status))
     assert statuses.get("test") == {"pass"}, statuses
     assert len([r for r in res.result if r.node.resource_type == "test"]) >= 10
+    assert statuses.get("unit_test") == {"pass"}, statuses
+    assert len([r for r in res.result if r.node.resource_type == "unit_test"]) >= 8
 
 
 def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
