@@ -16,7 +16,9 @@
     candidate meets the row as the batch cut found it, so pass 0 settles every transaction:
     there are no later passes, and `resolved` reads decided_0 (the remainder and fold steps
     are defined on it, never read, so Spark neither plans nor runs them). Otherwise
-    one statement decides the batch in named steps:
+    one statement decides the batch in named steps: passes 0 to 2, or pass 0 alone when at
+    most qrepl_fold_alone_limit() candidates follow another on their row (macro
+    qrepl_batch_followers), then the fold of what they leave unsettled:
       candidates       one row per (live transaction, publisher row), states as bytes
       states_<k>       per candidate: the state it meets if the earlier candidates on its row
                        were decided as in pass k - 1 (pass 0: as if all were applied), and
@@ -36,9 +38,12 @@
     its rows were settled by the pass before, so each pass reaches one link further along
     chains of dependent transactions; what is left is folded. Each pass costs two windows
     over the candidates (by row, by transaction). -#}
-{#- a batch without a shared row needs pass 0 alone (the uncoupled fast path) -#}
+{#- a batch without a shared row needs pass 0 alone (the uncoupled fast path); a coupled batch
+    with few candidates that follow another on their row (macro qrepl_fold_alone_limit) is
+    folded after pass 0: the fold of that remainder costs less than two more passes -#}
 {%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
-{%- set passes = 2 if coupled else 0 -%}
+{%- set followers = qrepl_batch_followers() | int -%}
+{%- set passes = 2 if coupled and (followers < 0 or followers > qrepl_fold_alone_limit()) else 0 -%}
 {#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
     finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
 {%- set chunk = 512 -%}

@@ -277,11 +277,16 @@ def test_generated_workloads_match_reference(spark, policy):
     _check_packs(policy, packs(policy, size), math.ceil(EXAMPLES / size))
 
 
+@pytest.mark.parametrize("fold_alone_up_to", ["0", "100000"], ids=["passes", "fold-after-pass-0"])
 @pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit"])
-def test_cascades_and_coupled_groups_match_reference(spark, policy):
+def test_cascades_and_coupled_groups_match_reference(spark, policy, fold_alone_up_to, monkeypatch):
     """Deep cascades of dependent multi-row transactions from offline subscribers sharing
-    rows (coupled_workloads): the fold of the resolution's remainder == the reference.
-    QREPL_CONFORMANCE_COUPLED workloads per policy (default 10), in packs of 10."""
+    rows (coupled_workloads): the resolution == the reference, both ways it decides a coupled
+    batch: the set-based passes, then the fold of what they leave unsettled (forced with
+    QREPL_FOLD_ALONE_UP_TO=0); and the fold right after pass 0, which the default limit picks
+    for batches this small (macro qrepl_fold_alone_limit). QREPL_CONFORMANCE_COUPLED workloads
+    per policy and way (default 10), in packs of 10."""
+    monkeypatch.setenv("QREPL_FOLD_ALONE_UP_TO", fold_alone_up_to)
     examples = int(os.environ.get("QREPL_CONFORMANCE_COUPLED", "10"))
     size = min(COUPLED_PACK, examples)
     _check_packs(policy, packs(policy, size, coupled_workloads), math.ceil(examples / size))
