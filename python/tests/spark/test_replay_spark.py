@@ -41,34 +41,43 @@ class _SparkBackendReadingPaths(SparkBackend):
 
     def __init__(self, scenario):
         super().__init__(scenario)
-        self.paths: list[tuple[bool, bool]] = []
+        self.paths: list[tuple[bool, bool, bool]] = []
 
     def run(self, batch_time):
         super().run(batch_time)
         compiled = Path(os.environ["DBT_TARGET_PATH"]) / "compiled" / "qrepl" / "models" / "intermediate"
         resolution = (compiled / "int_transactions_resolved.sql").read_text()
         judging = (compiled / "int_queued_commands_judged.sql").read_text()
-        # the general statement has later passes and reads the fold's decisions; the fast
-        # path has neither
+        # a coupled batch's statement reads the fold's decisions, after passes 0-2 or after
+        # pass 0 alone; the uncoupled fast path has neither the later passes nor the fold
+        passes = "states_1 as (" in resolution
         folded = "fold.folded_decisions" in resolution
-        assert folded == ("states_1 as (" in resolution)
-        self.paths.append((folded, "last(case when is_applied then state_after end" in judging))
+        assert folded or not passes
+        self.paths.append((passes, folded, "last(case when is_applied then state_after end" in judging))
 
 
-def test_resolution_path_follows_the_coupling(spark):
+@pytest.mark.parametrize("fold_alone_up_to, coupled_path", [
+    ("100000", (False, True, True)),
+    ("0", (True, True, True)),
+], ids=["fold-after-pass-0", "passes"])
+def test_resolution_path_follows_the_coupling(spark, monkeypatch, fold_alone_up_to, coupled_path):
     """A batch in which no publisher row has two live transactions is resolved by pass 0
     alone and judged without the window over rows (docs/architecture.md §5, the uncoupled fast
-    path); a batch with such a row gets the passes, the fold and the window. Either way the
-    replay equals the reference. scenarios/uncoupled_batches.json, under
-    publisher_wins_reinit: two uncoupled batches (stale versions, an insert of an existing
-    key, two-row transactions, subscribers cut, a prejudged transaction on a live one's row),
-    then, after a reinitialization, a batch with a chain of two transactions on one row."""
+    path); a batch with such a row gets the fold and the window, after pass 0 alone when few
+    of its candidates follow another on their row (QREPL_FOLD_ALONE_UP_TO, default 100000),
+    after passes 0-2 otherwise (forced with 0). Either way the replay equals the reference.
+    scenarios/uncoupled_batches.json, under publisher_wins_reinit: two uncoupled batches
+    (stale versions, an insert of an existing key, two-row transactions, subscribers cut, a
+    prejudged transaction on a live one's row), then, after a reinitialization, a batch with
+    a chain of two transactions on one row."""
+    monkeypatch.setenv("QREPL_FOLD_ALONE_UP_TO", fold_alone_up_to)
     scenario = load_scenario(Path(__file__).resolve().parents[3] / "scenarios" / "uncoupled_batches.json")
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
     backend = _SparkBackendReadingPaths(scenario)
     assert normalized_outputs(scenario, play(scenario, backend)) == expected
-    # per run: (the resolution has the passes and the fold, the judging its window over rows)
-    assert backend.paths == [(False, False), (False, False), (True, True)]
+    # per run: (the resolution has passes 1 and 2, it reads the fold, the judging has its
+    # window over rows)
+    assert backend.paths == [(False, False, False), (False, False, False), coupled_path]
 
 
 JUDGING_ROWS = [
