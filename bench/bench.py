@@ -339,7 +339,11 @@ def first_line(e: Exception) -> str:
     """An exception's cause in one line: for an error raised in the JVM, its Java exception's
     message (the first line of Py4J's text only names the call that failed), without the stack."""
     java = getattr(e, "java_exception", None)
-    text = (str(java.getMessage()) if java is not None else str(e)).strip().splitlines()
+    if java is not None:  # a Java exception without a message (null) is named by its class
+        message = java.getMessage() or java.toString()
+    else:
+        message = str(e)
+    text = str(message).strip().splitlines()
     return (text[0] if text else type(e).__name__)[:300]
 
 
