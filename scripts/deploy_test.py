@@ -295,7 +295,7 @@ def verify(schema: str, report_path: Path) -> int:
     identity = ["subscriber", "tran_id", "command_seq", "enqueued_at"]
     queue = wh.rows_of("replication_queue")
     batched = [r.asDict() for r in spark.table(wh.table("int_batch_commands"))
-               .select(*identity, "batch_id", "batched_at").collect()]
+               .select(*identity, "batch_id", "batched_at", "queue_order").collect()]
     times: dict[tuple, list[int]] = {}
     for r in batched:
         times.setdefault(tuple(r[c] for c in identity), []).append(r["batch_id"])
@@ -329,11 +329,14 @@ def verify(schema: str, report_path: Path) -> int:
         initial = [r.asDict() for r in table_at(wh, article.name, first.snapshot_id if first else None).collect()]
         reference.put_publisher_rows(article.name, initial)
     batch_of = {k: v[0] for k, v in times.items()}
+    # the order the batch cut read from the queue's commits (SQL Server's orderkey)
+    order_of = {tuple(r[c] for c in identity): r["queue_order"] for r in batched}
     # every run is a batch, also one that found the queue empty (it still takes a batch id)
     batch_time = {r["batch_id"]: r["started_at"] for r in wh.rows_of("queue_reader_history")}
     batch_time.update({r["batch_id"]: r["batched_at"] for r in batched})
     for batch_id in sorted(batch_time):
-        reader.queue.extend(r for r in queue if batch_of.get(tuple(r[c] for c in identity)) == batch_id)
+        reader.queue.extend({**r, "queue_order": order_of[tuple(r[c] for c in identity)]}
+                            for r in queue if batch_of.get(tuple(r[c] for c in identity)) == batch_id)
         if reader.run(batch_time[batch_id]) != batch_id:
             problems.append(f"reference batch numbering differs at batch {batch_id}")
     expected = normalized_outputs(scenario, reference.outputs())

@@ -63,9 +63,8 @@ int_batch_subscriptions as (
     ),
 {% endif %}
 
-new_commands as (
+new_queue_rows as (
 
-    {#- byte-identical copies are still here: commands_distinct collapses them -#}
     select queued.*
     from stg_replication_queue as queued
     {% if is_incremental() %}
@@ -77,6 +76,43 @@ new_commands as (
                 and queued.enqueued_at <=> taken_before.enqueued_at
     {% endif %}
     where {{ batch_not_yet_written(batch_id) }}
+
+),
+
+new_commands as (
+
+    {#- byte-identical copies are still here: commands_distinct collapses them. queue_order is
+        left out, so copies appended by two commits (a command delivered again) are one
+        command; the transaction's order comes from transaction_orders -#}
+    select
+        subscriber,
+        generation,
+        tran_id,
+        tran_seq,
+        command_seq,
+        article,
+        op,
+        row_key,
+        old_version,
+        new_version,
+        new_row,
+        old_row,
+        enqueued_at,
+        queue_snapshot_id
+    from new_queue_rows
+
+),
+
+transaction_orders as (
+
+    -- A transaction's queue order: the first commit that appended one of its commands
+    -- (SQL Server's orderkey), read on the queue's narrow columns
+    select
+        subscriber,
+        tran_id,
+        min(queue_order) as queue_order
+    from new_queue_rows
+    group by subscriber, tran_id
 
 ),
 
@@ -237,6 +273,7 @@ duplicates_counted as (
     select
         versions_counted.*,
         earlier_transactions.tran_id is not null as tran_id_taken_before,
+        transaction_orders.queue_order,
         count(*) over (
             partition by versions_counted.tran_id, versions_counted.subscriber
             order by versions_counted.command_seq
@@ -250,6 +287,10 @@ duplicates_counted as (
         on
             versions_counted.subscriber = earlier_transactions.subscriber
             and versions_counted.tran_id = earlier_transactions.tran_id
+    left join transaction_orders
+        on
+            versions_counted.subscriber = transaction_orders.subscriber
+            and versions_counted.tran_id = transaction_orders.tran_id
 
 ),
 
@@ -337,6 +378,7 @@ final as (
         enqueued_at,
         typed_row,
         queue_snapshot_id,
+        queue_order,
         root_exists,
         root_version,
         root_row,

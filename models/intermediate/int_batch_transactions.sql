@@ -2,6 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='append_new_columns',
         full_refresh=false,
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
@@ -37,6 +38,7 @@ batch_transactions as (
         batch_id,
         subscriber,
         tran_id,
+        min(queue_order) as queue_order,
         min(enqueued_at) as enqueued_at,
         min(tran_seq) as tran_seq,
         min(generation) as generation,
@@ -47,6 +49,7 @@ batch_transactions as (
             batch_id,
             subscriber,
             tran_id,
+            min(queue_order) as queue_order,
             min(enqueued_at) as enqueued_at,
             min(tran_seq) as tran_seq,
             min(generation) as generation,
@@ -58,13 +61,42 @@ batch_transactions as (
 
 ),
 
+clocked as (
+
+    -- The order the captures reached the queue, never a host's clock (docs/spec.md §5, Order;
+    -- qrepl.reference.processing_order): by queue_order, the commit that appended the
+    -- transaction; within one commit each subscriber's transactions by tran_seq, the
+    -- subscribers interleaved by the latest enqueued_at of the subscriber's transactions so far
+    -- in that commit (a clock stepping back inside a commit cannot put a subscriber's later
+    -- transaction first). A batch log written before queue_order existed has none: 0.
+    select
+        batch_transactions.*,
+        coalesce(batch_transactions.queue_order, 0) as commit_order,
+        max(batch_transactions.enqueued_at) over (
+            partition by coalesce(batch_transactions.queue_order, 0), batch_transactions.subscriber
+            order by batch_transactions.tran_seq, batch_transactions.tran_id
+            rows between unbounded preceding and current row
+        ) as commit_clock
+    from batch_transactions
+
+),
+
 ordered as (
 
     select
-        batch_transactions.*,
+        batch_transactions.batch_id,
+        batch_transactions.subscriber,
+        batch_transactions.tran_id,
+        batch_transactions.queue_order,
+        batch_transactions.enqueued_at,
+        batch_transactions.tran_seq,
+        batch_transactions.generation,
+        batch_transactions.command_count,
+        batch_transactions.row_count,
         cast(row_number() over (
             order by
-                batch_transactions.enqueued_at,
+                batch_transactions.commit_order,
+                batch_transactions.commit_clock,
                 batch_transactions.subscriber,
                 batch_transactions.tran_seq,
                 batch_transactions.tran_id
@@ -74,7 +106,7 @@ ordered as (
             when batch_transactions.generation < int_batch_subscriptions.generation then 'rejected_reinit'
             when int_batch_subscriptions.status = 'reinit_pending' then 'rejected_reinit'
         end as prejudged_outcome
-    from batch_transactions
+    from clocked as batch_transactions
     inner join int_batch_subscriptions
         on batch_transactions.subscriber = int_batch_subscriptions.subscriber
 

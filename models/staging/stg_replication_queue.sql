@@ -26,7 +26,8 @@ renamed as (
         new_row,
         old_row,
         enqueued_at,
-        queue_snapshot_id
+        queue_snapshot_id,
+        queue_order
     from replication_queue
 
 )

@@ -70,6 +70,30 @@ def staged_queue_row(row: Row) -> Row:
     return staged
 
 
+def processing_order(transactions: dict[tuple, list[Row]], queue_orders: dict[tuple, int]) -> list[tuple]:
+    """A batch's valid transactions in the order their captures reached the queue (docs/spec.md
+    §5, Order), never by a host's clock:
+
+    1. by queue order: the commit that appended the transaction (SQL Server's orderkey);
+    2. within one commit (one appending process: `qrepl enqueue`, a replay, an outside writer),
+       each subscriber's transactions in tran_seq order, and the subscribers interleaved by
+       `clock`: the latest enqueued_at among the subscriber's transactions so far in that
+       commit, so a clock that steps back inside a commit never puts a subscriber's later
+       transaction before its earlier one;
+    3. then subscriber, tran_seq and tran_id, so every order is total.
+    Returns (transaction key, commands) pairs."""
+    firsts = {t: (queue_orders.get(t, 0), min(c["enqueued_at"] for c in cmds), min(c["tran_seq"] for c in cmds))
+              for t, cmds in transactions.items()}
+    clock: dict[tuple, Any] = {}
+    latest: dict[tuple, Any] = {}
+    for t in sorted(firsts, key=lambda t: (firsts[t][0], t[0], firsts[t][2], t[1])):
+        group = (firsts[t][0], t[0])
+        latest[group] = max(latest.get(group, firsts[t][1]), firsts[t][1])
+        clock[t] = latest[group]
+    keys = sorted(transactions, key=lambda t: (firsts[t][0], clock[t], t[0], firsts[t][2], t[1]))
+    return [(t, transactions[t]) for t in keys]
+
+
 @dataclass
 class BatchFacts:
     """Counts over a batch's new rows that the checks need: the distinct command_seqs of each
@@ -121,6 +145,7 @@ class ReferenceReader:
     publisher: dict[str, dict[str, Row]] = field(default_factory=dict)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
     queue: list[Row] = field(default_factory=list)
+    queue_commits: int = 0
     batched: set[tuple] = field(default_factory=set)
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
     used_versions: set[str] = field(default_factory=set)
@@ -302,6 +327,7 @@ class ReferenceReader:
         batch_id = len(self.history) + 1
         started = batch_time
         new_rows = self._new_rows()
+        queue_orders = self._queue_orders()
         batch = BatchFacts.of(new_rows)
         reasons = [self._reject_reason(r, batch) for r in new_rows]
         bad_transactions = {
@@ -322,13 +348,9 @@ class ReferenceReader:
             if row.get("new_version") is not None:
                 self.used_versions.add(row["new_version"])
 
-        def order(item):
-            (sub, tran_id), cmds = item
-            return (min(c["enqueued_at"] for c in cmds), sub, min(c["tran_seq"] for c in cmds), tran_id)
-
         counts = Counter()
         comp_seq: Counter = Counter()
-        for (sub_name, tran_id), cmds in sorted(transactions.items(), key=order):
+        for (sub_name, tran_id), cmds in processing_order(transactions, queue_orders):
             cmds.sort(key=lambda c: c["command_seq"])
             counts["transactions"] += 1
             counts["commands"] += len(cmds)
@@ -349,6 +371,23 @@ class ReferenceReader:
             "rejected": counts["rejected"] + counts["rejected_reinit"],
         })
         return batch_id
+
+    def append_queue(self, rows: list[Row]) -> None:
+        """One commit to the queue: its rows become visible together, after every earlier
+        commit. Each row keeps the commit's position as `queue_order` (on Spark, the Iceberg
+        data sequence number of the append that wrote it): SQL Server's `orderkey`."""
+        self.queue_commits += 1
+        self.queue.extend({**r, "queue_order": self.queue_commits} for r in rows)
+
+    def _queue_orders(self) -> dict[tuple, int]:
+        """Each transaction's queue order: the first commit that holds one of its commands not
+        in an earlier batch (0 for rows appended to `queue` directly, with no commit)."""
+        orders: dict[tuple, int] = {}
+        for raw in self.queue:
+            if self._identity(staged_queue_row(raw)) not in self.batched:
+                tkey = (raw.get("subscriber"), raw.get("tran_id"))
+                orders[tkey] = min(orders.get(tkey, raw.get("queue_order") or 0), raw.get("queue_order") or 0)
+        return orders
 
     def _new_rows(self) -> list[Row]:
         """The queued rows not in an earlier batch, as the staging model reads them (op upper

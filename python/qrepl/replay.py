@@ -77,7 +77,7 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
     steps = data.get("steps", [])
     if not isinstance(steps, list):
         raise ConfigError(f"scenario {name}: steps must be a list")
-    known = {"publisher_rows", "publisher_change", "enqueue", "run", "reinitialize", "advance_clock"}
+    known = {"publisher_rows", "publisher_change", "enqueue", "commit", "run", "reinitialize", "advance_clock"}
     for i, step in enumerate(steps, 1):
         if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in known:
             raise ConfigError(f"scenario {name}: step {i} must be one of {sorted(known)}")
@@ -118,7 +118,7 @@ class ReferenceBackend:
                 self.reader.put_row(article, {**row, "msrepl_tran_version": new_version})
 
     def enqueue(self, queue_rows: list[dict]) -> None:
-        self.reader.queue.extend(queue_rows)
+        self.reader.append_queue(queue_rows)
 
     def run(self, batch_time: datetime) -> None:
         self.reader.run(batch_time)
@@ -150,13 +150,18 @@ def queue_rows_for(scenario: Scenario, transactions: list[dict], clock: datetime
     """Turn an `enqueue` step into queue rows, exactly as the capture trigger would write them.
 
     Fields are taken as given (a scenario may hold malformed commands on purpose): only the
-    row_key is derived, from `key` (D) or `row` (I/U), when the article is known.
+    row_key is derived, from `key` (D) or `row` (I/U), when the article is known. A transaction
+    may say what its capturing host's clock made of it: `host_clock_seconds` shifts its
+    enqueued_at from the scenario's clock (a clock that stepped back, a skewed host), and
+    `tran_seq` replaces the subscriber's running number (a capture process on another host
+    numbers its own transactions).
     """
     rows: list[dict] = []
     for n, tran in enumerate(transactions):
         sub = tran.get("subscriber")
         tran_seqs[sub] = tran_seqs.get(sub, 0) + 1
-        enqueued_at = clock + timedelta(microseconds=n)
+        tran_seq = tran.get("tran_seq", tran_seqs[sub])
+        enqueued_at = clock + timedelta(microseconds=n) + timedelta(seconds=tran.get("host_clock_seconds", 0))
         generation = tran.get("generation", generation_of(sub))
         for seq, cmd in enumerate(tran.get("commands", []), 1):
             article = scenario.publication.article(cmd.get("article"))
@@ -172,7 +177,7 @@ def queue_rows_for(scenario: Scenario, transactions: list[dict], clock: datetime
                 "subscriber": sub,
                 "generation": generation,
                 "tran_id": tran.get("tran_id"),
-                "tran_seq": tran_seqs[sub],
+                "tran_seq": tran_seq,
                 "command_seq": seq,
                 "article": cmd.get("article"),
                 "op": cmd.get("op"),
@@ -209,7 +214,7 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
         if kind != "publisher_change" and pending_changes:
             backend.publisher_changes(pending_changes)
             pending_changes = []
-        if kind not in ("enqueue", "advance_clock") and pending_queue:
+        if kind not in ("enqueue", "advance_clock") and pending_queue:  # `commit` ends the queue append too
             backend.enqueue(pending_queue)
             pending_queue, generations = [], {}
         if kind == "publisher_rows":

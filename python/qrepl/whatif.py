@@ -46,14 +46,19 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
                           f"(qrepl status shows the last one)")
     cut = spark.table(wh.table("int_batch_subscriptions"))
     taken = spark.table(wh.table("int_batch_commands"))
-    taken = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)).select("batch_id", "subscriber", "tran_id", "command_seq", "enqueued_at").distinct()
+    from pyspark.sql.functions import lit
+
+    # each transaction's queue order as the batch cut it (a batch log older than the column has none)
+    order = taken.queue_order if "queue_order" in taken.columns else lit(None).cast("bigint")
+    taken = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)) \
+        .select("batch_id", "subscriber", "tran_id", "command_seq", "enqueued_at", order.alias("queue_order")).distinct()
     queue = spark.table(wh.table("replication_queue")).dropDuplicates()
     rows = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "inner").collect()
     batches = []
     for batch_id in range(first, last + 1):
         subs = [r.asDict() for r in cut.where(cut.batch_id == batch_id)
                 .select("subscriber", "status", "generation").collect()]
-        mine = [{c: r[c] for c in QUEUE_COLUMNS} for r in rows if r.batch_id == batch_id]
+        mine = [{**{c: r[c] for c in QUEUE_COLUMNS}, "queue_order": r.queue_order} for r in rows if r.batch_id == batch_id]
         batches.append(Batch(batch_id, runs[batch_id], subs, mine))
     return batches
 
@@ -106,7 +111,13 @@ def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: 
         backend.put_publisher_rows(article, rows)
     for batch in batches:
         _follow_subscriptions(backend, batch)
-        backend.enqueue(batch.queue_rows)
+        # commit by commit, in the queue order the batch cut recorded: the order in which the
+        # transactions reached the queue is what decides (docs/spec.md §5, Order)
+        commits: dict[Any, list[dict]] = {}
+        for row in batch.queue_rows:
+            commits.setdefault(row.get("queue_order"), []).append(row)
+        for order in sorted(commits, key=lambda o: (o is not None, o or 0)):
+            backend.enqueue(commits[order])
         backend.run(batch.started_at)
     return normalized_outputs(scenario, backend.outputs())
 
