@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale
+.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -81,6 +81,11 @@ bench: $(STAMP)         ## reader vs bare MERGE vs Python fold, every size (SIZE
 bench-scale: $(STAMP)   ## 10M changes over 10M rows (about half an hour): where the Python fold runs out; writes bench/SCALE.md
 	rm -rf $(CURDIR)/.qrepl_state/bench
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench $(PY) bench/bench.py --sizes 10M --markdown bench/SCALE.md
+
+bench-stamp: $(STAMP)   ## the publisher's trigger on a 10M-row table: idle, after a reader batch, after 1k outside UPDATEs (ROWS=, CHANGES=); writes bench/STAMP.md
+	rm -rf $(CURDIR)/.qrepl_state/bench-stamp
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-stamp $(PY) bench/stamp_bench.py \
+		$(if $(ROWS),--rows $(ROWS)) $(if $(CHANGES),--changes $(CHANGES)) --markdown bench/STAMP.md
 
 bench-history: $(STAMP) ## a 1k batch on a fresh publication and after 1M commands of history, per model (HISTORY=..., BATCH=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-history

@@ -453,6 +453,25 @@ def subscription_drop(subscriber) -> None:
     _echo(f"dropped {subscriber}")
 
 
+@publication.command("describe")
+@click.option("--table", "table", required=True, metavar="SCHEMA.TABLE",
+              help="An existing Iceberg table (in the publication's schema to publish it in place).")
+@click.option("--key", "key", required=True, metavar="COL[,COL...]", help="Its key column(s).")
+def publication_describe(table, key) -> None:
+    """Write the article declaration of an existing table from its own schema (YAML, to paste
+    under `articles:`), so no column or type has to be transcribed. A table in the publication's
+    schema is then published in place by `qrepl publication create`: it gains
+    msrepl_tran_version and every row gets a version; no other value changes.
+
+    \b
+    Example:
+      qrepl publication describe --table shop.stock --key warehouse_id,sku >> my.yml
+    """
+    from .service import describe_table
+
+    click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()]), nl=False)
+
+
 @publication.command("set-policy")
 @click.argument("policy")
 def publication_set_policy(policy) -> None:

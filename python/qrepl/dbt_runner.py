@@ -90,6 +90,13 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
         os.environ.pop("QREPL_RUN_HOLDER", None)
 
 
+def stamp_publisher(schema: str) -> None:
+    """The publisher's trigger alone (macros/stamp/qrepl_stamp_publisher.sql): every publisher
+    row a writer changed without a new msrepl_tran_version gets one. The queue reader runs it
+    at the start of every run; distribution and maintenance run it before they read."""
+    dbt_invoke(["run-operation", "qrepl_stamp_publisher"], schema)
+
+
 def _release_own_lock(schema: str) -> None:
     """After a failed run: this process's own run lock, if dbt left it behind (best effort; the
     run's own error is what the caller sees)."""

@@ -33,7 +33,7 @@ from .replica import (
     snapshot_replica,
     table_at,
 )
-from .warehouse import Warehouse
+from .warehouse import Warehouse, stamp_publisher
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 
@@ -79,11 +79,14 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
 
 
 def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, dict[str, int]]:
-    """Deliver everything pending to every active subscriber; returns counts per subscriber."""
+    """Deliver everything pending to every active subscriber; returns counts per subscriber.
+    The publisher's trigger runs first, so a row an outside writer changed reaches the
+    subscribers with the new version it was given."""
     from pyspark.sql import functions as F
 
     spark = wh.spark
     pub = wh.require_publication()
+    stamp_publisher(wh)
     delivered = deliveries(wh)
     report: dict[str, dict[str, int]] = {}
     subscriptions = wh.subscriptions()

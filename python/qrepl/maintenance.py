@@ -8,7 +8,7 @@ so the next delivery can still diff against it (docs/architecture.md §9).
 from __future__ import annotations
 
 from .replica import Progress, deliveries
-from .warehouse import Warehouse
+from .warehouse import Warehouse, stamp_publisher
 
 
 def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
@@ -16,13 +16,19 @@ def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
     and expire the snapshots no subscriber's replica still refers to: the oldest snapshot in
     `subscription_deliveries` per article and everything after it are kept."""
     spark = wh.spark
+    # the publisher's trigger first: a compaction's files are never read for unstamped
+    # changes (it changes no row), so a change it would rewrite must be stamped before it
+    stamp_publisher(wh)
     delivered = deliveries(wh)
+    stamped = wh.last_stamps()
     report = []
     for article in wh.require_publication().articles:
         table = f"{wh.schema}.{article.name}"
         rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
                               f"options => map('rewrite-all', 'true'))").first()
         needed = [sid for (_, a), sid in delivered.items() if a == article.name and sid is not None]
+        if stamped.get(article.name) is not None:  # the next stamp reads the table as of it
+            needed.append(stamped[article.name])
         history = spark.table(f"{wh.table(article.name)}.snapshots")
         keep_from = None
         if needed:

@@ -40,6 +40,10 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     pub = load_publication_file(path)
     wh = warehouse(schema)
     wh.write_publication(pub)
+    # a table published in place: every row it already holds gets a version
+    from .warehouse import stamp_publisher
+
+    stamp_publisher(wh)
     if seed:
         from .dbt_runner import dbt_invoke
 
@@ -50,6 +54,29 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
             cols = ", ".join(article.columns)
             wh.spark.sql(f"insert into {wh.table(article.name)} select {cols}, uuid() from {seed_table}")
     return pub
+
+
+def describe_table(table: str, key: list[str]) -> str:
+    """The YAML article declaration of an existing table (`qrepl publication describe`)."""
+    from .model import check_identifier, check_type
+
+    parts = table.split(".")
+    if len(parts) != 2:
+        raise ConfigError(f"--table must be SCHEMA.TABLE, got {table!r}")
+    schema, name = (check_identifier(p, "table") for p in parts)
+    wh = warehouse(schema)
+    if not wh.exists(name):
+        raise ConfigError(f"no table {schema}.{name}")
+    columns = wh.table_columns(name)
+    columns.pop("msrepl_tran_version", None)
+    for c, t in columns.items():
+        check_type(t, c)
+    missing = [k for k in key if k not in columns]
+    if missing:
+        raise ConfigError(f"key column(s) {', '.join(missing)} not in {schema}.{name} ({', '.join(columns)})")
+    article = {"name": name, "key": list(key), "columns": columns}
+    publication_from_dict({"publication": "check", "articles": [article]})  # the rules a declaration obeys
+    return yaml.safe_dump([article], sort_keys=False, default_flow_style=None)
 
 
 def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> None:

@@ -69,6 +69,18 @@ def allocate_commit_numbers(count: int = 1) -> int:
         return first
 
 
+def stamp_publisher(wh: "Warehouse") -> None:
+    """The publisher's trigger (macros/stamp/qrepl_stamp_publisher.sql), run through dbt when
+    an article has a commit the last stamp did not examine; nothing is started otherwise."""
+    stamped = wh.last_stamps()
+    for article in wh.require_publication().articles:
+        if wh.current_snapshot(article.name) != stamped.get(article.name):
+            from .dbt_runner import stamp_publisher as run_stamp
+
+            run_stamp(wh.schema)
+            return
+
+
 def new_version() -> str:
     return str(uuid.uuid4())
 
@@ -82,6 +94,20 @@ class Warehouse:
 
     def table(self, name: str) -> str:
         return f"{self.schema}.{check_identifier(name, 'table')}"
+
+    def current_snapshot(self, name: str) -> int | None:
+        """A table's current snapshot id (its `main` ref), None for a table never written."""
+        row = self.spark.sql(f"select snapshot_id from {self.table(name)}.refs where name = 'main'").first()
+        return row.snapshot_id if row else None
+
+    def last_stamps(self) -> dict[str, int]:
+        """The snapshot the publisher's trigger last examined, per article (publisher_stamps,
+        written by macros/stamp/qrepl_stamp_publisher.sql)."""
+        if not self.exists("publisher_stamps"):
+            return {}
+        rows = self.spark.sql(f"select article, max_by(snapshot_id, stamp_seq) as snapshot_id "
+                              f"from {self.table('publisher_stamps')} group by article").collect()
+        return {r.article: r.snapshot_id for r in rows}
 
     def exists(self, name: str) -> bool:
         return self.spark.catalog.tableExists(self.table(name))
@@ -147,8 +173,7 @@ class Warehouse:
         if existing and existing.name != pub.name:
             raise ConfigError(f"schema {self.schema} already holds publication {existing.name}")
         for article in pub.articles:
-            cols = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
-            self._create(article.name, f"{cols}, msrepl_tran_version STRING")
+            self._publish_article(article, existing.article(article.name) if existing else None)
         self.spark.createDataFrame(
             [(pub.name, pub.policy, pub.conflict_retention_days, pub.centralized_conflicts)], PUBLICATION_SCHEMA
         ).writeTo(self.table("qrepl_publication")).overwritePartitions()
@@ -156,6 +181,58 @@ class Warehouse:
             [(a.name, i, list(a.key), list(a.columns), list(a.columns.values())) for i, a in enumerate(pub.articles)],
             ARTICLES_SCHEMA,
         ).writeTo(self.table("qrepl_articles")).overwritePartitions()
+
+    def table_columns(self, name: str) -> dict[str, str]:
+        """An existing table's columns and their types, as a declaration spells them."""
+        return {f.name: f.dataType.simpleString() for f in self.spark.table(self.table(name)).schema.fields}
+
+    def _publish_article(self, article: Article, declared_before: Article | None) -> None:
+        """The article's publisher table: created, or an existing table published in place
+        (docs/publishing.md). An existing table must hold exactly the declared columns with
+        the declared types; it gains msrepl_tran_version (its rows get one from the
+        publisher's trigger, qrepl.warehouse.stamp_publisher) and keeps its data and history.
+        A column added to a publication is added to the table (and to every replica, by the
+        caller); a column removed or retyped is refused."""
+        if not self.exists(article.name):
+            cols = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
+            self._create(article.name, f"{cols}, msrepl_tran_version STRING")
+            return
+        have = self.table_columns(article.name)
+        have.pop("msrepl_tran_version", None)
+        problems: list[str] = []
+        to_add: list[str] = []
+        if declared_before is not None:  # a publication changed: columns may only be added
+            before = declared_before.columns
+            problems += [f"column {c} removed (a published column cannot be dropped)"
+                         for c in before if c not in article.columns]
+            problems += [f"column {c} retyped from {before[c]} to {article.columns[c]} (a published column "
+                         f"keeps its type)" for c in before if c in article.columns and before[c] != article.columns[c]]
+            to_add = [c for c in article.columns if c not in before and c not in have]
+        problems += [f"column {c} is {have[c]} in the table, {t} in the declaration"
+                     for c, t in article.columns.items() if c in have and have[c] != t]
+        problems += [f"column {c} is declared but not in the table" for c in article.columns
+                     if c not in have and c not in to_add]
+        problems += [f"column {c} ({t}) is in the table but not declared" for c, t in have.items()
+                     if c not in article.columns]
+        if problems:
+            raise ConfigError(f"article {article.name}: table {self.table(article.name)} does not match the "
+                              f"declaration: {'; '.join(problems)} (`qrepl publication describe --table "
+                              f"{self.table(article.name)}` writes a declaration from the table)")
+        if "msrepl_tran_version" not in self.table_columns(article.name):
+            self.spark.sql(f"alter table {self.table(article.name)} add column msrepl_tran_version string")
+        for c in to_add:  # the publisher table, then every replica of it
+            for table in [self.table(article.name)] + self._replica_tables(article.name):
+                self.spark.sql(f"alter table {table} add column {check_identifier(c, 'column')} {article.columns[c]}")
+        self.spark.sql(f"alter table {self.table(article.name)} set tblproperties ({ICEBERG_PROPS})")
+
+    def _replica_tables(self, article: str) -> list[str]:
+        """The article's table in every subscriber's replica schema that has it."""
+        tables = []
+        for sub in (self.subscriptions() if self.exists("subscriptions") else []):
+            table = f"{self.schema}__{check_identifier(sub['subscriber'], 'subscriber')}.{check_identifier(article, 'article')}"
+            if self.spark.catalog.tableExists(table):
+                tables.append(table)
+        return tables
 
     def set_policy(self, policy: str) -> Publication:
         pub = self.require_publication()

@@ -1,0 +1,165 @@
+{% macro qrepl_stamp_publisher() %}
+    {#- The publisher's trigger (docs/spec.md §1, docs/architecture.md "The publisher's
+        trigger"): every publisher row changed by a writer that did not give it a new
+        msrepl_tran_version (an UPDATE, MERGE or INSERT from another Spark job, a dbt model, a
+        Thrift client) gets one now, as SQL Server's publisher trigger would have given it at
+        the write. Run by on-run-start right after the run lock, before the batch cut reads the
+        publisher, so a subscriber's change to such a row meets its conflict; `qrepl
+        distribute` runs it too before it diffs the publisher.
+
+        Per article, from the snapshot the last stamp examined (table publisher_stamps):
+        1. nothing committed since: nothing read (metadata only);
+        2. the data files added since (Iceberg's entries of the snapshots after it; a DELETE
+           adds none: absence needs no version) are read directly, key and version only: the
+           cost follows what was written since the last stamp, not the table's size;
+        3. a version the queue reader wrote since (int_batch_commands of the batches since) is
+           fresh; any other is checked against the table as of the last stamp: a version that
+           was already there (an UPDATE or MERGE that kept it, an INSERT that copied it) or none
+           at all (an INSERT that set none) is stamped, with a new uuid, by one MERGE that
+           matches the row's key and the version it was seen with (compare-and-swap);
+        4. the examined snapshot is recorded (or the stamp's own, when nothing else committed
+           between them).
+        A writer that sets a fresh version itself is left alone. Deletes need nothing. A run
+        that finds nothing to stamp writes nothing to the article. -#}
+    {%- if not (qrepl_is_running() or (execute and flags.WHICH == 'run-operation')) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set config = qrepl_config() -%}
+    {%- set stamps = qrepl_relation('publisher_stamps') -%}
+    {%- call statement('qrepl_stamp_log', fetch_result=false) -%}
+        create table if not exists {{ stamps }} (
+            article string, snapshot_id bigint, batch_id int, stamp_seq bigint,
+            stamped_rows bigint, stamped_at timestamp
+        ) using iceberg tblproperties ('format-version' = '2')
+    {%- endcall -%}
+    {%- set batch_id = qrepl_batch_id() -%}
+    {%- set records = [] -%}
+    {%- for article in config['articles'] -%}
+        {%- set record = _qrepl_stamp_article(article, stamps) -%}
+        {%- if record is not none -%}
+            {%- do records.append("('" ~ article['name'] ~ "', " ~ record.examined ~ ", " ~ batch_id ~ ", "
+                ~ record.seq ~ ", " ~ record.stamped ~ ", current_timestamp())") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if records -%}
+        {#- one commit for every article examined -#}
+        {%- call statement('qrepl_stamp_record', fetch_result=false) -%}
+            insert into {{ stamps }} values {{ records | join(', ') }}
+        {%- endcall -%}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro _qrepl_stamp_article(article, stamps) %}
+    {#- qrepl_stamp_publisher for one article: what to record (examined snapshot, stamp_seq,
+        rows stamped), or none when nothing was committed since the last stamp. -#}
+    {%- set table = qrepl_relation(article['name']) -%}
+    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+    {%- if current.rows | length == 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set examined = current.rows[0][0] | int -%}
+    {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
+        ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
+    {%- set since = last[0] -%}
+    {%- if since is not none and (since | int) == examined -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set keys = article['key'] -%}
+    {%- set on = [] -%}
+    {%- for k in keys -%}{%- do on.append('target.' ~ k ~ ' = stamp.' ~ k) -%}{%- endfor -%}
+    {%- set view = 'qrepl_stamp_' ~ article['name'] -%}
+    {%- if since is none -%}
+        {#- the article's first stamp (a table qrepl made, or one published in place): rows
+            with no version get one -#}
+        {%- set unstamped = 'select ' ~ keys | join(', ') ~ ', cast(null as string) as seen_version from '
+            ~ table ~ ' version as of ' ~ examined ~ ' where msrepl_tran_version is null' -%}
+    {%- else -%}
+        {%- set since = since | int -%}
+        {%- set ancestors = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "', " ~ examined ~ ")") -%}
+        {#- a compaction (operation `replace`: `qrepl maintain`, which stamps first) rewrites
+            rows without changing them: its files are not read -#}
+        {%- set rewrites = run_query("select snapshot_id from " ~ table ~ ".snapshots where operation = 'replace'") -%}
+        {%- set rewritten = [] -%}
+        {%- for row in rewrites.rows -%}{%- do rewritten.append(row[0] | int) -%}{%- endfor -%}
+        {%- set after = [] -%}
+        {%- set found = [] -%}
+        {%- for row in ancestors.rows -%}
+            {%- if found | length == 0 -%}
+                {%- if (row[0] | int) == since -%}
+                    {%- do found.append(true) -%}
+                {%- elif (row[0] | int) not in rewritten -%}
+                    {%- do after.append(row[0] | int) -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if found | length == 0 -%}
+            {#- the last stamp's snapshot is no longer in the table's history (rolled back, or
+                the history rewritten): every live row is a candidate -#}
+            {%- set candidates = 'select ' ~ keys | join(', ') ~ ', msrepl_tran_version from ' ~ table ~ ' version as of ' ~ examined -%}
+        {%- else -%}
+            {%- set reads = [] -%}
+            {%- set files = run_query('select distinct data_file.file_path from ' ~ table ~ '.entries version as of ' ~ examined
+                ~ ' where status < 2 and data_file.content = 0 and snapshot_id in (' ~ after | join(', ') ~ ')') if after else none -%}
+            {%- for f in (files.rows if files is not none else []) -%}
+                {#- a file path from Iceberg's own metadata; quoted for a backtick identifier -#}
+                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version from parquet.`' ~ (f[0] | replace('`', '``')) ~ '`') -%}
+            {%- endfor -%}
+            {%- set candidates = reads | join(' union all ') if reads else none -%}
+        {%- endif -%}
+        {%- if candidates is none -%}
+            {%- set unstamped = none -%}
+        {%- else -%}
+            {%- set batch_log = qrepl_relation('int_batch_commands') -%}
+            {%- set log_exists = adapter.get_relation(database=none, schema=batch_log.schema, identifier=batch_log.identifier) is not none -%}
+            {%- set fresh -%}
+                {%- if log_exists and last[1] is not none -%}
+                    select new_version from {{ batch_log }} where batch_id >= {{ last[1] | int }} and new_version is not null
+                {%- else -%}
+                    select cast(null as string) as new_version where false
+                {%- endif -%}
+            {%- endset -%}
+            {%- set unstamped -%}
+                select distinct candidates.{{ keys | join(', candidates.') }}, candidates.msrepl_tran_version as seen_version
+                from ({{ candidates }}) as candidates
+                left anti join ({{ fresh }}) as fresh on candidates.msrepl_tran_version = fresh.new_version
+                where
+                    candidates.msrepl_tran_version is null
+                    or candidates.msrepl_tran_version in (
+                        select msrepl_tran_version from {{ table }} version as of {{ since }}
+                        where msrepl_tran_version is not null
+                    )
+            {%- endset -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set stamped = 0 -%}
+    {%- if unstamped is not none -%}
+        {%- call statement('qrepl_stamp_candidates', fetch_result=false) -%}
+            cache table {{ view }} as select *, uuid() as stamp from ({{ unstamped }}) as unstamped
+        {%- endcall -%}
+        {%- set stamped = run_query('select count(*) from ' ~ view).rows[0][0] | int -%}
+        {%- if stamped > 0 -%}
+            {%- call statement('qrepl_stamp_merge', fetch_result=false) -%}
+                merge into {{ table }} as target
+                using {{ view }} as stamp
+                on {{ on | join(' and ') }} and target.msrepl_tran_version <=> stamp.seen_version
+                when matched then update set target.msrepl_tran_version = stamp.stamp
+            {%- endcall -%}
+            {{ log("qrepl: " ~ article['name'] ~ ": " ~ stamped ~ " row(s) changed by a writer that set no new version were stamped", info=true) }}
+            {#- the stamp's own snapshot when nothing else committed in between: its versions are
+                fresh, and the next stamp need not read them -#}
+            {%- set after_merge = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "')").rows -%}
+            {%- if after_merge | length > 1 and (after_merge[1][0] | int) == examined -%}
+                {%- set examined = after_merge[0][0] | int -%}
+            {%- endif -%}
+        {%- endif -%}
+        {%- call statement('qrepl_stamp_uncache', fetch_result=false) -%}
+            uncache table if exists {{ view }}
+        {%- endcall -%}
+        {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
+            drop view if exists {{ view }}
+        {%- endcall -%}
+    {%- endif -%}
+    {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped}) }}
+{% endmacro %}

@@ -1,0 +1,102 @@
+"""docs/spec.md §1, the publisher's trigger, on Spark + dbt: a publisher row changed by a writer
+that sets no new msrepl_tran_version (plain SQL: UPDATE, MERGE, INSERT; DELETE needs none)
+counts as changed, exactly as if the writer had stamped it. The reference models such a write
+as what it stands for, a publisher change with a new version; each test runs both and requires
+equal outputs, with the versions the stamp gave (read back from Spark) as the writer's."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, queue_rows_for, scenario_from_dict
+from scenario_builder import ins, row, scenario, tran, upd, v
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "qrepl_trigger"
+T0 = datetime(2026, 3, 1, 9, 0, 0)
+
+
+def _versions(wh) -> dict[int, str]:
+    return {r["customer_id"]: r["msrepl_tran_version"] for r in wh.publisher_rows("customers")}
+
+
+@pytest.fixture(scope="module")
+def foreign_writes(spark):
+    """Six rows and a first run (the stamp's starting point), then writes that know nothing of
+    qrepl, then the subscriber's transactions queued against what it last saw, then a run."""
+    p = {i: v() for i in range(1, 7)}
+    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger")
+    spark_side, reference = SparkBackend(sc, SCHEMA), ReferenceBackend(sc)
+    start = [row(i, f"city{i}", p[i]) for i in range(1, 7)]
+    for backend in (spark_side, reference):
+        backend.put_publisher_rows("customers", start)
+        backend.run(T0)
+    table = spark_side.wh.table("customers")
+    spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
+    spark.sql(f"merge into {table} as t using (select 2 as customer_id, 'Rome' as city) as s "
+              f"on t.customer_id = s.customer_id when matched then update set t.city = s.city")
+    spark.sql(f"delete from {table} where customer_id = 3")
+    spark.sql(f"insert into {table} values (7, 'c7', 'Oslo', null)")
+    spark.sql(f"insert into {table} select 8, name, 'Lima', msrepl_tran_version from {table} where customer_id = 4")
+    spark.sql(f"update {table} set city = city where customer_id = 6")  # an UPDATE that changes no value
+    before_stamp = _versions(spark_side.wh)
+    spark_side.run(T0 + timedelta(minutes=1))  # a run with nothing queued: the stamp alone
+    stamped = _versions(spark_side.wh)
+    # the same writes on the reference, with the versions the stamp gave
+    reference.publisher_changes([
+        ("customers", "U", row(1, "Paris"), stamped[1]), ("customers", "U", row(2, "Rome"), stamped[2]),
+        ("customers", "D", {"customer_id": 3}, None), ("customers", "I", row(7, "Oslo"), stamped[7]),
+        ("customers", "I", row(8, "Lima") | {"name": "c4"}, stamped[8]),
+        ("customers", "U", row(6, "city6"), stamped[6])])
+    reference.run(T0 + timedelta(minutes=1))
+    queued = [tran("s1", f"t{i}", upd(i, f"s1-{i}", p[i], v())) for i in (1, 2, 3, 5, 6)] + \
+        [tran("s1", "t7", ins(7, "s1-7", v())), tran("s1", "t8", ins(8, "s1-8", v()))]
+    rows = queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0)
+    for backend in (spark_side, reference):
+        backend.enqueue(rows)
+        backend.run(T0 + timedelta(minutes=3))
+    return p, before_stamp, stamped, normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
+
+
+def _conflict(outputs: dict, tran_id: str) -> str | None:
+    return next((c["conflict_type"] for c in outputs["conflicts"] if c["tran_id"] == tran_id), None)
+
+
+def test_a_plain_update_at_the_publisher_is_stamped_and_meets_the_subscribers_change(foreign_writes):
+    p, before, stamped, actual, expected = foreign_writes
+    assert before[1] == p[1] and stamped[1] not in (p[1], None)
+    assert _conflict(actual, "t1") == "update_update"
+    assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]}[1] == "Paris"
+    assert actual == expected
+
+
+def test_a_merge_and_an_update_of_no_value_count_as_changes(foreign_writes):
+    p, before, stamped, actual, expected = foreign_writes
+    assert stamped[2] != p[2] and stamped[6] != p[6]
+    assert _conflict(actual, "t2") == "update_update" and _conflict(actual, "t6") == "update_update"
+    assert actual == expected
+
+
+def test_a_delete_needs_no_stamp_and_meets_update_missing(foreign_writes):
+    p, before, stamped, actual, expected = foreign_writes
+    assert 3 not in stamped
+    assert _conflict(actual, "t3") == "update_missing"
+    assert actual == expected
+
+
+def test_inserts_without_a_version_or_with_a_copied_one_are_stamped(foreign_writes):
+    p, before, stamped, actual, expected = foreign_writes
+    assert before[7] is None and stamped[7] is not None
+    assert before[8] == p[4] and stamped[8] not in (p[4], None) and stamped[4] == p[4]
+    assert _conflict(actual, "t7") == _conflict(actual, "t8") == "insert_exists"
+    assert actual == expected
+
+
+def test_rows_no_outside_writer_touched_keep_their_version_and_apply(foreign_writes):
+    p, before, stamped, actual, expected = foreign_writes
+    assert stamped[5] == p[5]
+    assert next(o["outcome"] for o in actual["transaction_outcomes"] if o["tran_id"] == "t5") == "applied"
+    assert actual == expected
