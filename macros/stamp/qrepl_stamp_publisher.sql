@@ -73,8 +73,10 @@
     {%- if since is none -%}
         {#- the article's first stamp (a table qrepl made, or one published in place): rows
             with no version get one -#}
+        {#- read as the table is now, not as of a snapshot: a table just published in place
+            gained the column after its last snapshot, whose schema does not have it -#}
         {%- set unstamped = 'select ' ~ keys | join(', ') ~ ', cast(null as string) as seen_version from '
-            ~ table ~ ' version as of ' ~ examined ~ ' where msrepl_tran_version is null' -%}
+            ~ table ~ ' where msrepl_tran_version is null' -%}
     {%- else -%}
         {%- set since = since | int -%}
         {%- set ancestors = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "', " ~ examined ~ ")") -%}
@@ -160,6 +162,14 @@
         {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
             drop view if exists {{ view }}
         {%- endcall -%}
+    {%- endif -%}
+    {%- if since is none and stamped == 0 -%}
+        {#- the next stamp reads the table as of the recorded snapshot: not one from before
+            the table had a version column (nothing written since it was published) -#}
+        {%- set columns = run_query('select * from ' ~ table ~ ' version as of ' ~ examined ~ ' limit 0').column_names -%}
+        {%- if 'msrepl_tran_version' not in columns -%}
+            {{ return(none) }}
+        {%- endif -%}
     {%- endif -%}
     {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped}) }}
 {% endmacro %}

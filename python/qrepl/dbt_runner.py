@@ -90,11 +90,16 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
         os.environ.pop("QREPL_RUN_HOLDER", None)
 
 
-def stamp_publisher(schema: str) -> None:
-    """The publisher's trigger alone (macros/stamp/qrepl_stamp_publisher.sql): every publisher
-    row a writer changed without a new msrepl_tran_version gets one. The queue reader runs it
-    at the start of every run; distribution and maintenance run it before they read."""
-    dbt_invoke(["run-operation", "qrepl_stamp_publisher"], schema)
+def stamp_publisher(wh) -> None:
+    """The publisher's trigger (macros/stamp/qrepl_stamp_publisher.sql): every publisher row
+    a writer changed without a new msrepl_tran_version gets one. The queue reader runs it at
+    the start of every run; distribution, maintenance, immediate updating and `publication
+    create` run it here, through `dbt run-operation`, when an article of the Warehouse `wh`
+    has a commit the last stamp did not examine (nothing is started otherwise)."""
+    stamped = wh.last_stamps()
+    if all(wh.current_snapshot(a.name) == stamped.get(a.name) for a in wh.require_publication().articles):
+        return
+    dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
 
 
 def _release_own_lock(schema: str) -> None:

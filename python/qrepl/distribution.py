@@ -33,7 +33,8 @@ from .replica import (
     snapshot_replica,
     table_at,
 )
-from .warehouse import Warehouse, stamp_publisher
+from .dbt_runner import stamp_publisher
+from .warehouse import Warehouse
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 

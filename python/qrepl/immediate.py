@@ -38,6 +38,7 @@ from .model import (
 )
 from .reference import judge
 from .replica import COMMIT_CONFLICTS
+from .dbt_runner import stamp_publisher
 from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse
 
 ATTEMPTS = 5
@@ -188,6 +189,12 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
     recorded rejection) when a row differs from what the subscriber saw."""
     changes = row_changes(commands, pending)
     articles = [a for a in wh.require_publication().articles if any(c.article == a.name for c in changes)]
+    # the publisher's trigger first: a row an outside writer changed without a new version
+    # gets one, so the transaction meets it as a conflict (docs/spec.md §4)
+    try:
+        stamp_publisher(wh)
+    except Exception as exc:
+        raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
     for attempt in range(1, ATTEMPTS + 1):
         try:
             mismatches, before = find_mismatches(wh, subscriber, tran_id, changes, at)

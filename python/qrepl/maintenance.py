@@ -8,7 +8,8 @@ so the next delivery can still diff against it (docs/architecture.md §9).
 from __future__ import annotations
 
 from .replica import Progress, deliveries
-from .warehouse import Warehouse, stamp_publisher
+from .dbt_runner import stamp_publisher
+from .warehouse import Warehouse
 
 
 def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:

@@ -41,7 +41,7 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     wh = warehouse(schema)
     wh.write_publication(pub)
     # a table published in place: every row it already holds gets a version
-    from .warehouse import stamp_publisher
+    from .dbt_runner import stamp_publisher
 
     stamp_publisher(wh)
     if seed:

@@ -69,18 +69,6 @@ def allocate_commit_numbers(count: int = 1) -> int:
         return first
 
 
-def stamp_publisher(wh: "Warehouse") -> None:
-    """The publisher's trigger (macros/stamp/qrepl_stamp_publisher.sql), run through dbt when
-    an article has a commit the last stamp did not examine; nothing is started otherwise."""
-    stamped = wh.last_stamps()
-    for article in wh.require_publication().articles:
-        if wh.current_snapshot(article.name) != stamped.get(article.name):
-            from .dbt_runner import stamp_publisher as run_stamp
-
-            run_stamp(wh.schema)
-            return
-
-
 def new_version() -> str:
     return str(uuid.uuid4())
 
