@@ -150,18 +150,32 @@ def run(wait_seconds: float) -> None:
 @click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
               help="Remove a reviewed conflict by conflict_id (repeatable). Conflicts of a batch a failed "
                    "run left unfinished are kept, with one line saying so, until a run finishes it.")
+@click.option("--resolve", "resolve_id", default=None, metavar="CONFLICT_ID",
+              help="Resolve a conflict by hand, with --keep: subscriber writes the losing subscriber row to the "
+                   "publisher (a new version, only if the row is unchanged since the conflict); publisher closes "
+                   "it. Resolving twice changes nothing. See docs/conflicts.md.")
+@click.option("--keep", type=click.Choice(["subscriber", "publisher"]), default=None, help="With --resolve.")
 def conflicts(publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
-              remove_ids) -> None:
-    """List conflicts, show one side by side, log or remove reviewed ones.
+              remove_ids, resolve_id, keep) -> None:
+    """List conflicts, show one side by side, resolve, log or remove reviewed ones.
 
     \b
     Example:
       qrepl conflicts --schema qrepl_demo --subscriber south --since 2026-11-01
       qrepl conflicts --schema qrepl_demo --show 4d7db36187336aca5b0cef2066ce8ec3
       qrepl conflicts --schema qrepl_demo --subscriber south --log south.jsonl
+      qrepl conflicts --schema qrepl_demo --resolve 4d7db36187336aca5b0cef2066ce8ec3 --keep subscriber
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import list_conflicts, remove_conflicts
+    from .service import list_conflicts, remove_conflicts, resolve_conflict
+
+    if (resolve_id is None) != (keep is None):
+        raise click.UsageError("--resolve CONFLICT_ID and --keep subscriber|publisher go together")
+    if resolve_id:
+        review = resolve_conflict(_schema(), resolve_id, keep)
+        _echo(f"conflict {resolve_id}: keep {review['keep']}: {review['outcome']} "
+              f"(by {review['resolved_by']} at {review['resolved_at']})")
+        return
 
     if remove_ids:
         removed, kept = remove_conflicts(_schema(), list(remove_ids))
@@ -181,8 +195,10 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
         elif show_id:
             _echo("\n".join(_conflict_detail(c)))
         else:
+            review = c.get("review")
+            resolved = f" resolved=keep-{review['keep']} by {review['resolved_by']}" if review else ""
             _echo(f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
-                  f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}")
+                  f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}{resolved}")
     if not as_json and not show_id:
         _echo(f"{len(rows)} conflict(s)" + ("; details: qrepl conflicts --show CONFLICT_ID" if rows else ""))
 
@@ -562,8 +578,12 @@ def _conflict_detail(c: dict) -> list[str]:
         f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
         f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
         f"subscriber wrote {c['new_version'] or '(a delete)'}",
-        "",
     ]
+    review = c.get("review")
+    lines.append(f"  resolved: keep {review['keep']}: {review['outcome']} (by {review['resolved_by']} at "
+                 f"{review['resolved_at']})" if review else
+                 f"  not resolved: qrepl conflicts --resolve {c['conflict_id']} --keep subscriber|publisher")
+    lines.append("")
     for row in cells:
         lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
     return lines

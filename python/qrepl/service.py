@@ -171,10 +171,34 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     if until is not None:
         df = df.where(df["detected_at"] < until)
     rows = [r.asDict() for r in df.orderBy("detected_at", "subscriber", "tran_id", "command_seq").collect()]
+    reviews = conflict_reviews(wh)
     for r in rows:
         for image in ("publisher_row", "subscriber_row"):
             r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
+        r["review"] = reviews.get(r["conflict_id"])
     return rows
+
+
+def conflict_reviews(wh) -> dict[str, dict]:
+    """How each conflict resolved by hand was resolved (conflict_reviews, written only by
+    macros/conflicts/qrepl_resolve_conflict.sql): keep, outcome, resolved_by, resolved_at."""
+    if not wh.exists("conflict_reviews"):
+        return {}
+    return {r["conflict_id"]: {k: r[k] for k in ("keep", "outcome", "resolved_by", "resolved_at", "written_version")}
+            for r in wh.spark.table(wh.table("conflict_reviews")).collect()}
+
+
+def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_by: str | None = None) -> dict:
+    """Resolve a conflict by hand (docs/conflicts.md): `keep` subscriber writes the losing row to
+    the publisher by compare-and-swap, publisher closes it. The dbt macro
+    qrepl_resolve_conflict does the work (the same as `dbt run-operation`); returns the review."""
+    from .dbt_runner import dbt_invoke
+
+    wh = warehouse(schema)
+    user = resolved_by or os.environ.get("USER") or "unknown"
+    dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
+                json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
+    return conflict_reviews(wh)[conflict_id]
 
 
 def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, dict[int, int]]:

@@ -286,6 +286,8 @@
       ["New version (queued)", c.new_version],
       ["Type code", c.conflict_type_code],
       ["Detected at", c.detected_at],
+      ["Resolved", c.review ? "keep " + str(c.review.keep) + ": " + str(c.review.outcome) + " (by " +
+        str(c.review.resolved_by) + " at " + str(c.review.resolved_at) + ")" : "not yet"],
     ];
     const dl = el("dl", { className: "meta" });
     items.forEach(([label, value]) => {

@@ -353,3 +353,19 @@ def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
     assert publisher(wh)[1]["city"] == "offline"
     set_mode(SCHEMA, "fo", "immediate")
     assert "fell back" not in CliRunner().invoke(main, ["status", "--schema", SCHEMA]).output
+
+
+def test_an_immediate_change_meets_a_row_an_outside_writer_changed_without_a_version(wh, spark):
+    """docs/spec.md §4, the publisher's trigger: a plain UPDATE at the publisher (no new
+    msrepl_tran_version) counts as a change, so an immediate transaction on that row with the
+    version its subscriber saw is a conflict, and nothing changes at either side."""
+    seen = replica(wh)[2]["msrepl_tran_version"]
+    spark.sql(f"update {wh.table('customers')} set city = 'Paris' where customer_id = 2")
+    sub = Subscriber(wh, "imm")
+    with pytest.raises(ConflictError) as conflict:
+        with sub.transaction("t-outside") as t:
+            t.update("customers", {"customer_id": 2}, {"city": "imm-2"})
+    assert "customer_id" in str(conflict.value)
+    row = publisher(wh)[2]
+    assert row["city"] == "Paris" and row["msrepl_tran_version"] != seen  # stamped, not overwritten
+    assert replica(wh)[2]["city"] == "city2"

@@ -1,0 +1,134 @@
+"""Conflicts resolved by hand (docs/conflicts.md): `qrepl conflicts --resolve ID --keep
+subscriber|publisher`, which runs the dbt macro qrepl_resolve_conflict (the same as `dbt
+run-operation`). One batch under publisher_wins logs a conflict of every type; each test
+resolves some and checks the publisher, the review and that a second resolve changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from qrepl import faults
+from qrepl.dbt_runner import DbtError
+from qrepl.replay import SparkBackend, play, scenario_from_dict
+from qrepl.service import list_conflicts, resolve_conflict
+from scenario_builder import dele, ins, row, scenario, tran, upd, v
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "qrepl_resolve"
+P = {i: v() for i in range(1, 8)}
+
+
+@pytest.fixture(scope="module")
+def logged(spark):
+    steps = [
+        {"publisher_rows": {"customers": [row(i, f"city{i}", P[i]) for i in range(1, 8)]}},
+        {"enqueue": [
+            tran("s1", "uu", upd(1, "s1-uu", v(), v())),      # update_update
+            tran("s1", "uu-pub", upd(2, "s1-pub", v(), v())),  # update_update, to keep the publisher
+            tran("s2", "um", upd(9, "s2-um", v(), v())),       # update_missing
+            tran("s3", "du", dele(3, v())),                    # delete_update
+            tran("s3", "dm", dele(8, v())),                    # delete_missing
+            tran("s2", "ie", ins(4, "s2-ie", v())),            # insert_exists
+            tran("s1", "late", upd(5, "s1-late", v(), v())),   # the publisher changes it afterwards
+            tran("s2", "kill", upd(6, "s2-kill", v(), v())),   # resolved by a run killed mid-way
+        ]},
+        {"run": {}},
+        {"publisher_change": {"article": "customers", "op": "U", "row": row(5, "changed-later"), "new_version": v()}},
+    ]
+    sc = scenario_from_dict(scenario("publisher_wins", steps, ("s1", "s2", "s3")), "resolve")
+    backend = SparkBackend(sc, SCHEMA)
+    play(sc, backend)
+    ids = {c["tran_id"]: c["conflict_id"] for c in list_conflicts(SCHEMA)}
+    assert sorted(ids) == ["dm", "du", "ie", "kill", "late", "um", "uu", "uu-pub"]
+    return backend.wh, ids
+
+
+def _rows(wh) -> dict[int, dict]:
+    return {r["customer_id"]: r for r in wh.publisher_rows("customers")}
+
+
+def _resolve_twice(wh, conflict_id: str, keep: str) -> dict:
+    first = resolve_conflict(SCHEMA, conflict_id, keep, "dba")
+    snapshot = wh.current_snapshot("customers")
+    second = resolve_conflict(SCHEMA, conflict_id, keep, "someone-else")
+    assert second == first and wh.current_snapshot("customers") == snapshot  # nothing changed the second time
+    return first
+
+
+def test_keep_subscriber_writes_the_losing_row_with_a_new_version(logged):
+    wh, ids = logged
+    review = _resolve_twice(wh, ids["uu"], "subscriber")
+    row1 = _rows(wh)[1]
+    assert row1["city"] == "s1-uu" and row1["msrepl_tran_version"] == review["written_version"] != P[1]
+    assert (review["keep"], review["resolved_by"]) == ("subscriber", "dba")
+    listed = next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["uu"])
+    assert listed["review"]["outcome"] == "subscriber row applied"
+
+
+def test_keep_publisher_closes_the_conflict_and_changes_nothing(logged):
+    wh, ids = logged
+    before = _rows(wh)[2]
+    review = _resolve_twice(wh, ids["uu-pub"], "publisher")
+    assert _rows(wh)[2] == before and review["outcome"].startswith("closed")
+
+
+def test_keep_subscriber_of_an_update_to_a_deleted_row_inserts_it(logged):
+    wh, ids = logged
+    _resolve_twice(wh, ids["um"], "subscriber")
+    assert _rows(wh)[9]["city"] == "s2-um"
+
+
+def test_keep_subscriber_of_a_delete_deletes_the_changed_row(logged):
+    wh, ids = logged
+    _resolve_twice(wh, ids["du"], "subscriber")
+    assert 3 not in _rows(wh)
+
+
+def test_keep_subscriber_of_a_delete_of_an_absent_row_closes_it(logged):
+    wh, ids = logged
+    review = _resolve_twice(wh, ids["dm"], "subscriber")
+    assert 8 not in _rows(wh) and "absent" in review["outcome"]
+
+
+def test_keep_subscriber_of_an_insert_overwrites_the_existing_row(logged):
+    wh, ids = logged
+    _resolve_twice(wh, ids["ie"], "subscriber")
+    assert _rows(wh)[4]["city"] == "s2-ie"
+
+
+def test_a_row_changed_since_the_conflict_is_refused_in_one_line(logged):
+    wh, ids = logged
+    with pytest.raises(DbtError, match="changed since the conflict") as refused:
+        resolve_conflict(SCHEMA, ids["late"], "subscriber", "dba")
+    assert "\n" not in str(refused.value)
+    assert _rows(wh)[5]["city"] == "changed-later"
+    assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["late"])["review"] is None
+
+
+def test_a_resolve_failed_after_its_write_is_finished_by_the_next(logged):
+    wh, ids = logged
+
+    def after_merge(k: int, label: str) -> None:
+        if "merge into" in label:
+            faults.raise_fault(k, label)
+        else:
+            faults._State.armed_at, faults._State.action = k + 1, after_merge
+
+    faults.arm(1, after_merge)
+    try:
+        with pytest.raises(DbtError):
+            resolve_conflict(SCHEMA, ids["kill"], "subscriber", "dba")
+    finally:
+        faults.disarm()
+    assert _rows(wh)[6]["city"] == "s2-kill"  # written, not yet recorded
+    assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["kill"])["review"] is None
+    review = _resolve_twice(wh, ids["kill"], "subscriber")
+    assert review["outcome"] == "subscriber row applied" and _rows(wh)[6]["msrepl_tran_version"] == review["written_version"]
+
+
+def test_a_bad_conflict_id_or_keep_is_one_line(logged):
+    with pytest.raises(DbtError, match="32 hex digits"):
+        resolve_conflict(SCHEMA, "x'; drop table t; --", "subscriber", "dba")
+    with pytest.raises(DbtError, match="no conflict"):
+        resolve_conflict(SCHEMA, "0" * 32, "publisher", "dba")
