@@ -68,10 +68,28 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
         cmd += ["--vars", json.dumps(extra_vars)]
     if quiet:
         cmd = ["--quiet", "--log-format", "text"] + cmd
-    res = dbtRunner(callbacks=[_model_progress(progress)] if progress else []).invoke(cmd)
+    errors: list[str] = []
+
+    def operation_errors(event) -> None:
+        """A run-operation's error reaches no result, only this event: keep its text."""
+        if event.info.name in ("RunningOperationCaughtError", "RunningOperationUncaughtError"):
+            errors.append(str(event.data.exc))
+
+    callbacks = [operation_errors] + ([_model_progress(progress)] if progress else [])
+    res = dbtRunner(callbacks=callbacks).invoke(cmd)
     if not res.success:
-        raise DbtError(f"dbt {args[0]} failed{': ' + _failure_detail(res) if _failure_detail(res) else ''}")
+        detail = _operation_detail(errors) or _failure_detail(res)
+        raise DbtError(f"dbt {args[0]} failed{': ' + detail if detail else ''}")
     return res
+
+
+def _operation_detail(errors: list[str]) -> str:
+    """The project's own `qrepl: ...` line of a failed run-operation, if it has one."""
+    for text in errors:
+        for line in text.splitlines():
+            if line.strip().startswith("qrepl: "):
+                return line.strip()[len("qrepl: "):]
+    return ""
 
 
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
