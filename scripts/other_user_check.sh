@@ -111,33 +111,34 @@ if [ "$out" = 1 ] || [ "$out2" = 1 ]; then result postgres 0 "connected without 
     result postgres 1 "$(tail -1 <<<"$out" | cut -c1-100) / socket: $(tail -1 <<<"$out2" | cut -c1-80)"; fi
 
 # -- the Spark master ------------------------------------------------------------------------
-# an application registers within seconds when the master takes it; with spark.authenticate
-# the master drops the connection and the client gives up after its retries
+# The master's own list of applications (its JSON status, active and completed) says whether
+# the other user's application registered: it does within seconds when the master takes it;
+# with spark.authenticate the master drops the connection and the client gives up after its
+# retries (about a minute). The client's own view is not used: it races with its shutdown.
 app="qrepl-other-user-probe-$$"
-as_other timeout 150 "$OTHER_PY" -c "
+if ! curl -s "$MASTER_UI" | grep -q aliveworkers; then
+    result spark-master 0 "cannot read the master's status at $MASTER_UI: nothing checked"
+else
+    as_other timeout 150 "$OTHER_PY" -c "
 from pyspark.sql import SparkSession
 s = (SparkSession.builder.master('$MASTER_URL').appName('$app')
      .config('spark.ui.enabled', 'false').config('spark.driver.memory', '512m')
      .config('spark.executor.memory', '512m').config('spark.cores.max', '1')
      .config('spark.driver.host', '127.0.0.1').config('spark.driver.bindAddress', '127.0.0.1').getOrCreate())
-# a client the master never answered gives up after its retries and returns a stopped context
-if not s.sparkContext._jsc.sc().isStopped():
-    print('REGISTERED', s.sparkContext.applicationId, flush=True)
 print('client done', flush=True)
 s.stop()
 " > "$SCRATCH/submit.log" 2>&1 &
-submit_pid=$!
-registered=0
-while kill -0 "$submit_pid" 2>/dev/null; do
-    if curl -s "$MASTER_UI" | grep -q "\"$app\""; then registered=1; break; fi
-    grep -q REGISTERED "$SCRATCH/submit.log" && { registered=1; break; }
-    sleep 2
-done
-grep -q REGISTERED "$SCRATCH/submit.log" && registered=1
-curl -s "$MASTER_UI" | grep -q "\"$app\"" && registered=1  # the master's own list of applications
-kill "$submit_pid" 2>/dev/null; wait "$submit_pid" 2>/dev/null
-if [ "$registered" = 1 ]; then result spark-master 0 "application $app registered with $MASTER_URL"; else
-    result spark-master 1 "$({ grep -E 'unresponsive|Giving up' "$SCRATCH/submit.log" || grep -E 'Exception' "$SCRATCH/submit.log"; } | head -1 | cut -c1-150)"; fi
+    submit_pid=$!
+    registered=0
+    while kill -0 "$submit_pid" 2>/dev/null; do
+        if curl -s "$MASTER_UI" | grep -q "\"$app\""; then registered=1; break; fi
+        sleep 2
+    done
+    curl -s "$MASTER_UI" | grep -q "\"$app\"" && registered=1
+    kill "$submit_pid" 2>/dev/null; wait "$submit_pid" 2>/dev/null
+    if [ "$registered" = 1 ]; then result spark-master 0 "application $app registered with $MASTER_URL"; else
+        result spark-master 1 "not in the master's applications; client: $({ grep -E 'unresponsive|Giving up' "$SCRATCH/submit.log" || grep -E 'Exception' "$SCRATCH/submit.log"; } | head -1 | cut -c1-120)"; fi
+fi
 
 # -- files -----------------------------------------------------------------------------------
 datafile=$(find "$QREPL_WAREHOUSE" -type f \( -name '*.parquet' -o -name '*.metadata.json' \) 2>/dev/null | head -1)
@@ -151,7 +152,7 @@ if [ -n "$readable" ]; then result state-files 0 "$(wc -l <<<"$readable") readab
     result state-files 1 "no file under $QREPL_DEPLOY_DIR or $PGDIR is readable"; fi
 
 # -- secrets in ps, /proc and files, while the Python-layer JVM runs ------------------------
-for _ in $(seq 1 120); do grep -q 'session up' "$SCRATCH/probe.log" && break
+for _ in $(seq 1 300); do grep -q 'session up' "$SCRATCH/probe.log" && break
     kill -0 "$probe_pid" 2>/dev/null || break; sleep 1; done
 if ! grep -q 'session up' "$SCRATCH/probe.log"; then
     result secrets 0 "the Python-layer session did not start: $(tail -3 "$SCRATCH/probe.log")"
