@@ -130,5 +130,6 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@command -v npm >/dev/null || { echo "qrepl: npm not found: install Node.js 20 (apt-get install nodejs npm)"; exit 1; }
 	npm ci --no-audit --no-fund
 
-clean:
+clean:                  ## also the PostgreSQL directories of deploy and deploy-test (outside the checkout when run as root)
+	-for d in deploy deploy-test; do QREPL_DEPLOY_DIR=$(CURDIR)/.qrepl_state/$$d bash scripts/postgres.sh destroy; done
 	rm -rf .qrepl_state target logs .pytest_cache out

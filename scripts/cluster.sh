@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # A Spark standalone cluster on 127.0.0.1 from the PySpark distribution (docs/deploying.md):
 # one master and one worker. The PySpark wheel has no sbin/ scripts; the classes are in spark-core.
+# Both run with spark.authenticate=true: the shared secret is the owner-only file
+# $QREPL_SPARK_SECRET_FILE (generated on first start, default $QREPL_DEPLOY_DIR/secrets/spark-secret),
+# reaching the JVMs through the owner-only spark-defaults.conf in SPARK_CONF_DIR, never argv;
+# an application needs it to register (docs/security.md).
 #   scripts/cluster.sh start|stop
 set -euo pipefail
+umask 077  # logs, the worker's work dir and the executors it starts: owner-only
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 DEPLOY="${QREPL_DEPLOY_DIR:-$PWD/.qrepl_state/deploy}"
@@ -13,6 +18,7 @@ WORKER_CORES="${QREPL_WORKER_CORES:-2}"
 WORKER_MEMORY="${QREPL_WORKER_MEMORY:-3g}"
 DIR="$DEPLOY/cluster"
 MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
+export QREPL_SPARK_SECRET_FILE="${QREPL_SPARK_SECRET_FILE:-$DEPLOY/secrets/spark-secret}"
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -27,6 +33,7 @@ wait_port() {  # wait_port PORT PIDFILE NAME
 
 start() {
     mkdir -p "$DIR/work"
+    $PY -m qrepl.spark ensure-secret "$QREPL_SPARK_SECRET_FILE"
     { read -r SPARK_HOME; read -r _; read -r CONF_DIR; } < <(QREPL_STATE_DIR="$DEPLOY" $PY -m qrepl.spark launch-settings)
     export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
     if alive "$DIR/master.pid"; then echo "spark master already running at $MASTER_URL"; else

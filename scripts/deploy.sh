@@ -5,16 +5,27 @@
 # its own Spark session on the same metastore and warehouse.
 #   scripts/deploy.sh start   # PostgreSQL, metastore schema, cluster, Thrift server
 #   scripts/deploy.sh stop    # all of them, in reverse order
+# Everything here is owner-only (umask 077): the state dir, warehouse, logs, secrets; the
+# secrets (metastore password, Thrift password, cluster secret) live in owner-only files and
+# reach processes by file or environment, never a command line (docs/security.md).
 set -euo pipefail
+umask 077
 cd "$(dirname "$0")/.."
 export QREPL_DEPLOY_DIR="${QREPL_DEPLOY_DIR:-$PWD/.qrepl_state/deploy}"
 ENV_FILE="$QREPL_DEPLOY_DIR/env.sh"
+SECRETS="$QREPL_DEPLOY_DIR/secrets"
 
 write_env() {
-    mkdir -p "$QREPL_DEPLOY_DIR"
+    mkdir -p -m 700 "$QREPL_DEPLOY_DIR"
+    chmod 700 "$QREPL_DEPLOY_DIR"  # a directory left open by an older qrepl
+    .venv/bin/python -m qrepl.spark ensure-secret "$SECRETS/spark-secret"
+    .venv/bin/python -m qrepl.spark ensure-secret "$SECRETS/thrift-password"
     local metastore; metastore=$(bash scripts/postgres.sh url)
-    (umask 077; cat > "$ENV_FILE" <<ENV
-# qrepl deployment settings (source this file; it holds the metastore password)
+    rm -f "$ENV_FILE.tmp"
+    # created owner-only from its first byte (umask 077, noclobber: O_EXCL), then renamed
+    (set -C; cat > "$ENV_FILE.tmp" <<ENV
+# qrepl deployment settings (source this file; it holds the metastore password, and reads the
+# Thrift password from its owner-only file into this shell's environment)
 export QREPL_METASTORE='$metastore'
 export QREPL_WAREHOUSE='$QREPL_DEPLOY_DIR/warehouse'
 export QREPL_STATE_DIR='$QREPL_DEPLOY_DIR'
@@ -24,8 +35,14 @@ export QREPL_THRIFT_HOST=127.0.0.1
 export QREPL_THRIFT_PORT='${QREPL_THRIFT_PORT:-10000}'
 export QREPL_THRIFT_MASTER='spark://127.0.0.1:${QREPL_MASTER_PORT:-7077}'
 export QREPL_DEPLOY_DIR='$QREPL_DEPLOY_DIR'
+export QREPL_SPARK_SECRET_FILE='$SECRETS/spark-secret'
+export QREPL_THRIFT_PASSWORD_FILE='$SECRETS/thrift-password'
+export QREPL_THRIFT_USER='${QREPL_THRIFT_USER:-qrepl}'
+QREPL_THRIFT_PASSWORD="\$(cat '$SECRETS/thrift-password')"
+export QREPL_THRIFT_PASSWORD
 ENV
     )
+    mv -f "$ENV_FILE.tmp" "$ENV_FILE"
 }
 
 start() {

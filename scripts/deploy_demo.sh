@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make deploy-demo`: the shared topology, left running with a small publication to look at.
 set -euo pipefail
+umask 077
 cd "$(dirname "$0")/.."
 export QREPL_DEPLOY_DIR="${QREPL_DEPLOY_DIR:-$PWD/.qrepl_state/deploy}"
 bash scripts/deploy.sh start
@@ -47,8 +48,13 @@ Then, from any number of shells at once:
   .venv/bin/qrepl viewer --out out/viewer         # open out/viewer/index.html
   .venv/bin/dbt build --project-dir . --profiles-dir profiles --target thrift   # the queue reader, on the cluster
   .venv/bin/qrepl distribute
-  $(.venv/bin/python -c "import pyspark, os; print(os.path.dirname(pyspark.__file__))")/bin/beeline -u 'jdbc:hive2://127.0.0.1:$QREPL_THRIFT_PORT/$QREPL_SCHEMA;auth=noSasl' -e 'select * from customers'
-  .venv/bin/python -c "from pyhive import hive; c = hive.connect('127.0.0.1', $QREPL_THRIFT_PORT, auth='NOSASL', username='qrepl').cursor(); c.execute('select * from $QREPL_SCHEMA.conflicts'); print(c.fetchall())"
+
+The Thrift server asks for a user and password (docs/security.md): user $QREPL_THRIFT_USER, password
+in the owner-only file $QREPL_THRIFT_PASSWORD_FILE (env.sh exports it as QREPL_THRIFT_PASSWORD).
+  dbt:     the thrift target reads QREPL_THRIFT_USER / QREPL_THRIFT_PASSWORD (profiles/profiles.yml)
+  beeline: $(.venv/bin/python -c "import pyspark, os; print(os.path.dirname(pyspark.__file__))")/bin/beeline -u 'jdbc:hive2://127.0.0.1:$QREPL_THRIFT_PORT/$QREPL_SCHEMA' -n "\$QREPL_THRIFT_USER" -w "\$QREPL_THRIFT_PASSWORD_FILE" -e 'select * from customers'
+  PyHive:  .venv/bin/python -c "import os; from pyhive import hive; c = hive.connect('127.0.0.1', $QREPL_THRIFT_PORT, auth='CUSTOM', username=os.environ['QREPL_THRIFT_USER'], password=os.environ['QREPL_THRIFT_PASSWORD']).cursor(); c.execute('select * from $QREPL_SCHEMA.conflicts'); print(c.fetchall())"
+(beeline's -w reads the password from the file: never put it on a command line, where ps shows it.)
 
 Stop everything with: make deploy-stop
 TXT

@@ -73,6 +73,67 @@ def state_dir() -> Path:
     return Path(os.environ.get("QREPL_STATE_DIR", WORK_DIR / ".qrepl_state")).resolve()
 
 
+# Settings whose values are secrets (or may carry one: a jdbc: URL with ?password=). They reach a
+# JVM only through the owner-only spark-defaults.conf in SPARK_CONF_DIR, never through
+# SparkSession.builder: PySpark turns every builder setting into a `--conf k=v` on the
+# spark-submit command line, which `ps` shows to every user (docs/security.md).
+SECRET_KEYS = frozenset({"spark.hadoop.javax.jdo.option.ConnectionPassword", "spark.authenticate.secret"})
+
+
+def is_secret_setting(key: str, value: str) -> bool:
+    return key in SECRET_KEYS or "password" in value.lower() or "secret" in value.lower()
+
+
+def private_umask() -> None:
+    """Files and directories this process (and the JVM it starts) creates: owner-only."""
+    os.umask(0o077)
+
+
+def make_private_dir(path: Path) -> Path:
+    """mkdir -p with mode 0700; an existing directory of ours is closed to other users too."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.getuid() and path.stat().st_mode & 0o077:
+        path.chmod(0o700)  # a directory, not a secret file: closing it later hides what is inside
+    return path
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Create `path` owner-only from its first byte (O_EXCL: never an existing file or link)."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def ensure_secret(path: Path) -> str:
+    """A generated secret in an owner-only file, created once; returns it."""
+    import secrets
+
+    make_private_dir(path.parent)
+    try:
+        write_private_file(path, secrets.token_urlsafe(32) + "\n")
+    except FileExistsError:
+        pass
+    return read_secret(path)
+
+
+def read_secret(path: Path) -> str:
+    mode = path.stat().st_mode
+    if mode & 0o077:
+        raise RuntimeError(f"{path} is readable by other users (mode {oct(mode & 0o777)}): "
+                           "a secret file must be owner-only (chmod 600, and rotate the secret)")
+    value = path.read_text().strip()
+    if not value:
+        raise RuntimeError(f"{path} is empty")
+    return value
+
+
+def spark_secret() -> str | None:
+    """The cluster's shared secret (spark.authenticate), from the owner-only file
+    QREPL_SPARK_SECRET_FILE; None without it (a local session then generates its own)."""
+    path = os.environ.get("QREPL_SPARK_SECRET_FILE", "").strip()
+    return read_secret(Path(path)) if path else None
+
+
 def iceberg_jar() -> Path:
     import snowpark_connect_deps_iceberg as deps
 
@@ -205,14 +266,22 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # keeping each view's analyzed plan spares re-resolving (and reloading) every Iceberg
         # table underneath when the view is read
         "spark.sql.legacy.storeAnalyzedPlanForView": "true",
+        # files and directories Hadoop creates (the warehouse, Hive's database folders) are
+        # owner-only: Hadoop applies its own umask, not the process's
+        "spark.hadoop.fs.permissions.umask-mode": "077",
+        # RPC and block transfers between this application's JVMs (and, on a cluster, with the
+        # master and worker) need the shared secret; a local session generates its own
+        "spark.authenticate": "true",
+        **({"spark.authenticate.secret": secret} if (secret := spark_secret()) else {}),
+        # the master's web UI cannot kill applications (it has no authentication)
+        "spark.ui.killEnabled": "false",
     }
 
 
 def write_spark_conf_dir(state: Path | None = None) -> Path:
     """Write spark-defaults.conf and log4j2.properties; return the folder (SPARK_CONF_DIR)."""
     state = state or state_dir()
-    conf_dir = state / "conf"
-    conf_dir.mkdir(parents=True, exist_ok=True)
+    conf_dir = make_private_dir(state / "conf")
     lines = [f"{k} {v}" for k, v in spark_conf(state).items()]
     _write_atomically(conf_dir / "spark-defaults.conf", "\n".join(lines) + "\n")
     _write_atomically(conf_dir / "log4j2.properties", LOG4J2)
@@ -221,16 +290,18 @@ def write_spark_conf_dir(state: Path | None = None) -> Path:
 
 def _write_atomically(path: Path, text: str) -> None:
     """Several processes of a deployment share one conf dir: a JVM starting beside a writer
-    must never read a half-written file. Owner-only: it may hold the metastore password."""
+    must never read a half-written file. Owner-only from its first byte: it may hold the
+    metastore password and the cluster's secret."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(text)
-    tmp.chmod(0o600)
+    tmp.unlink(missing_ok=True)  # a dead process's leftover of the same pid
+    write_private_file(tmp, text)
     os.replace(tmp, path)
 
 
 def prepare_environment(state: Path | None = None) -> Path:
     state = state or state_dir()
-    state.mkdir(parents=True, exist_ok=True)
+    private_umask()  # this process and the JVM it starts write owner-only files
+    make_private_dir(state)
     os.environ["TZ"] = "UTC"  # Python's datetimes from Spark use the process zone; keep both UTC
     import time
 
@@ -257,9 +328,17 @@ def get_spark():
     state = prepare_environment()
     from pyspark.sql import SparkSession
 
+    from pyspark import SparkContext
+
+    # The first session of a process launches the JVM with `spark-submit --conf k=v ...`: the
+    # secrets stay out of that command line and come from SPARK_CONF_DIR's owner-only
+    # spark-defaults.conf. A later session of the same process (its JVM already up) takes its
+    # settings over the Py4J socket, secrets included.
+    jvm_running = SparkContext._gateway is not None
     builder = SparkSession.builder
     for k, v in spark_conf(state).items():
-        builder = builder.config(k, v)
+        if jvm_running or not is_secret_setting(k, v):
+            builder = builder.config(k, v)
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     _ensure_hive_lock_tables(spark, state)
@@ -410,7 +489,10 @@ if __name__ == "__main__":
             stop_spark()
         elif command == "launch-settings":
             print(launch_settings())
+        elif command == "ensure-secret" and len(sys.argv) == 3:
+            private_umask()
+            ensure_secret(Path(sys.argv[2]).resolve())
         else:
-            sys.exit("usage: python -m qrepl.spark init-metastore|launch-settings")
+            sys.exit("usage: python -m qrepl.spark init-metastore|launch-settings|ensure-secret FILE")
     except RuntimeError as exc:
         sys.exit(f"qrepl: error: {exc}")

@@ -55,8 +55,10 @@ def free_port() -> int:
 @pytest.fixture()
 def postgres_metastore(tmp_path_factory):
     deploy = Path(os.environ.get("QREPL_STATE_DIR", PROJECT / ".qrepl_state")) / "e2e_shared_metastore"
-    subprocess.run(["rm", "-rf", str(deploy)], check=True)
     env = {**os.environ, "QREPL_DEPLOY_DIR": str(deploy), "QREPL_PG_PORT": str(free_port())}
+    # a previous run's cluster: its data lives outside the state dir when run as root (postgres.sh)
+    subprocess.run(["bash", "scripts/postgres.sh", "destroy"], cwd=PROJECT, env=env, check=True)
+    subprocess.run(["rm", "-rf", str(deploy)], check=True)
     subprocess.run(["bash", "scripts/postgres.sh", "start"], cwd=PROJECT, env=env, check=True)
     try:
         url = subprocess.run(["bash", "scripts/postgres.sh", "url"], cwd=PROJECT, env=env, check=True,

@@ -40,7 +40,8 @@ def main(schema: str) -> int:
         print("FAIL: both runs were refused")
         return 1
     cursor = hive.connect(host="127.0.0.1", port=int(os.environ.get("QREPL_THRIFT_PORT", "10000")),
-                          username="qrepl", auth="NOSASL").cursor()
+                          username=os.environ.get("QREPL_THRIFT_USER", "qrepl"), auth="CUSTOM",
+                          password=os.environ["QREPL_THRIFT_PASSWORD"]).cursor()
     cursor.execute(f"select batch_id, count(*) from {schema}.queue_reader_history group by batch_id")
     counts = dict(cursor.fetchall())
     cursor.execute(f"select count(*) from (select subscriber, tran_id, command_seq, enqueued_at, count(*) as n "

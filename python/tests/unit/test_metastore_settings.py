@@ -8,7 +8,7 @@ from qrepl import spark
 
 
 def conf_with(monkeypatch, tmp_path: Path, **env: str) -> dict[str, str]:
-    for name in ("QREPL_METASTORE", "QREPL_WAREHOUSE", "QREPL_METASTORE_JDBC_JAR"):
+    for name in ("QREPL_METASTORE", "QREPL_WAREHOUSE", "QREPL_METASTORE_JDBC_JAR", "QREPL_SPARK_SECRET_FILE"):
         monkeypatch.delenv(name, raising=False)
     jar = tmp_path / "postgresql.jar"
     jar.write_bytes(b"")
@@ -61,3 +61,40 @@ def test_missing_jdbc_driver_names_the_make_target(monkeypatch, tmp_path):
     monkeypatch.setenv("QREPL_METASTORE", "postgresql://u@127.0.0.1/db")
     with pytest.raises(RuntimeError, match="make metastore-driver"):
         spark.spark_conf(tmp_path / "state")
+
+
+def test_secret_files_are_owner_only_from_creation_and_never_reused(tmp_path):
+    path = tmp_path / "secrets" / "s"
+    value = spark.ensure_secret(path)
+    assert len(value) >= 32 and path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert spark.ensure_secret(path) == value  # created once
+    path.chmod(0o644)
+    with pytest.raises(RuntimeError, match="readable by other users"):
+        spark.read_secret(path)
+    (tmp_path / "x").write_text("old")
+    with pytest.raises(FileExistsError):  # O_EXCL: never writes into an existing file or link
+        spark.write_private_file(tmp_path / "x", "new")
+
+
+def test_secrets_stay_off_the_builder_and_the_cluster_secret_comes_from_its_file(monkeypatch, tmp_path):
+    secret = tmp_path / "spark-secret"
+    spark.write_private_file(secret, "s3cr3t\n")
+    conf = conf_with(monkeypatch, tmp_path, QREPL_METASTORE="postgresql://meta:pw@127.0.0.1:5433/qrepl_metastore",
+                     QREPL_SPARK_SECRET_FILE=str(secret))
+    assert conf["spark.authenticate"] == "true" and conf["spark.authenticate.secret"] == "s3cr3t"
+    assert conf["spark.hadoop.fs.permissions.umask-mode"] == "077"
+    on_argv = {k for k, v in conf.items() if not spark.is_secret_setting(k, v)}
+    assert "spark.authenticate.secret" not in on_argv
+    assert "spark.hadoop.javax.jdo.option.ConnectionPassword" not in on_argv
+    assert not spark.is_secret_setting("spark.hadoop.javax.jdo.option.ConnectionURL",
+                                       conf["spark.hadoop.javax.jdo.option.ConnectionURL"])
+    assert spark.is_secret_setting("spark.hadoop.javax.jdo.option.ConnectionURL",
+                                   "jdbc:postgresql://h/db?user=u&password=x")
+
+
+def test_spark_defaults_conf_is_owner_only(monkeypatch, tmp_path):
+    conf_with(monkeypatch, tmp_path)
+    conf_dir = spark.write_spark_conf_dir(tmp_path / "state")
+    assert (conf_dir / "spark-defaults.conf").stat().st_mode & 0o777 == 0o600
+    assert conf_dir.stat().st_mode & 0o777 == 0o700
