@@ -137,7 +137,8 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
             t.update("orders", {"order_id": 10}, {"amount": "6.00"})
     finally:
         faults.disarm()
-    labels = [label.split()[0] for label in faults.labels()]
+    # the publisher's trigger runs first (its own writes, to publisher_stamps, left out here)
+    labels = [label.split()[0] for label in faults.labels() if "publisher_stamps" not in label]
     assert labels[:3] == ["python", "python:immediate.publisher.customers", "python:immediate.undo.customers"]
     [row] = err.value.rows
     assert (row["article"], row["conflict_type"], row["publisher_version"]) == ("orders", "update_update", written[0])
