@@ -297,10 +297,50 @@
          and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$'
               or cast({{ typed }} as date) is null))
     {%- elif type.startswith('decimal') -%}
-        (parsed.row_decimal_text.{{ name }} is not null
+        {#- A decimal fits only exactly (model.decimal_value): its text is a JSON string's content
+            or, for a JSON number, the number as written (read as STRING Spark would give the
+            number's double text, so it is taken from the row text itself). -#}
+        {%- set text = 'parsed.row_decimal_text.' ~ name -%}
+        {%- set written = "case when parsed.row_canonical then " ~ text
+            ~ " when " ~ _json_field(json, name, 'DOUBLE') ~ " is not null then nullif(regexp_extract("
+            ~ json ~ ", '" ~ _json_number_pattern(name) ~ "', 1), '') else " ~ text ~ " end" -%}
+        ({{ text }} is not null
          and ({{ typed }} is null
-              or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
+              or not {{ _decimal_fits(written, type) }}))
     {%- else -%}
         ({{ typed }} is null and {{ _json_field(json, name) }} is not null)
     {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _json_number_pattern(name) -%}
+    {#- Java regex (as a SQL string literal's content) capturing the JSON number written as the
+        value of field `name` of a flat JSON object: it walks the object's pairs from the start,
+        so text inside a string value never matches. A field name written with escapes is not
+        found (model.decimal_value then finds no exact text either: docs/spec.md §3). -#}
+    {%- set str = '"(?:[^"\\\\\\\\]++|\\\\\\\\.)*+"' -%}
+    {{- '^\\\\s*\\\\{(?:\\\\s*' ~ str ~ '\\\\s*:\\\\s*(?:' ~ str ~ '|[^",{}\\\\[\\\\]]*+)\\\\s*,)*?\\\\s*"'
+        ~ name ~ '"\\\\s*:\\\\s*(-?[0-9][-+.0-9eE]*+)\\\\s*[,}]' -}}
+{%- endmacro %}
+
+
+{% macro _decimal_fits(text, type) -%}
+    {#- Whether decimal text fits decimal(p,s) exactly (model.decimal_fits, the same digit
+        counting): at most s fractional digits once trailing zeros are dropped, at most p - s
+        before the point; an exponent of at most 9 digits. Never rounds. -#}
+    {%- set ps = type[8:-1].split(',') -%}
+    {%- set precision = ps[0] | trim | int -%}
+    {%- set scale = ps[1] | trim | int -%}
+    {%- set digits = "trim(leading '0' from regexp_replace(regexp_extract(" ~ text ~ ", '^-?([0-9.]+)', 1), '[.]', ''))" -%}
+    {%- set trimmed = "trim(trailing '0' from " ~ digits ~ ")" -%}
+    {%- set exponent = "cast(coalesce(nullif(regexp_extract(" ~ text ~ ", '[eE]([-+]?[0-9]+)$', 1), ''), '0') as bigint)" -%}
+    {%- set point = "(length(regexp_extract(" ~ text ~ ", '^-?[0-9]+[.]([0-9]+)', 1)) - " ~ exponent
+        ~ " - (length(" ~ digits ~ ") - length(" ~ trimmed ~ ")))" -%}
+    coalesce(
+        {{ text }} rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]{1,9})?\\z'
+        and (length({{ digits }}) = 0
+             or (greatest(0, {{ point }}) <= {{ scale }}
+                 and length({{ trimmed }}) - {{ point }} <= {{ precision - scale }})),
+        false
+    )
 {%- endmacro %}

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
-from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row
+from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
 from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
 
@@ -41,6 +41,9 @@ class Transaction:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
             raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
+        refusal = value_refusal(article, new_row) if new_row is not None else None
+        if refusal:
+            raise ConfigError(refusal)
         version = new_version() if op != "D" else None
         image = None
         if new_row is not None:
