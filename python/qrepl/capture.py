@@ -12,6 +12,7 @@ import os
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, Iterator
 
 from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
@@ -128,7 +129,7 @@ class Subscriber:
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:
     """A transaction's final rows into the replica: one upsert and one delete MERGE per article."""
     for article in replica.require_publication().articles:
-        mine = [(json.loads(key), image) for (name, key), image in pending.items() if name == article.name]
+        mine = [(json.loads(key, parse_float=Decimal), image) for (name, key), image in pending.items() if name == article.name]
         upserts = [image for _, image in mine if image is not None]
         deletes = [key for key, image in mine if image is None]
         if upserts:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Context, Decimal, InvalidOperation
@@ -78,14 +79,17 @@ REJECT_REASONS = (
 )
 REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
-KEY_TYPES = ("int", "bigint", "string")
-SCALAR_TYPES = ("int", "bigint", "string", "double", "boolean", "date")
+# Key columns: any supported type but float, double (and binary, not supported yet); a decimal key
+# is written in the canonical key as a JSON number, as Spark's to_json writes it.
+KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date")
+SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date")
+INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 # What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
 MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
 UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # A decimal's text (a JSON string's content, or a JSON number as written): digits, an optional
 # fraction and an optional exponent of at most 9 digits. The dbt macro `_decimal_fits` spells
 # the same rule.
@@ -300,8 +304,9 @@ def publication_from_dict(data: Any) -> Publication:
         for k in key:
             if k not in columns:
                 raise ConfigError(f"article {aname}: key column {k!r} is not among its columns")
-            if columns[k] not in KEY_TYPES:
-                raise ConfigError(f"article {aname}: key column {k} must be int, bigint or string")
+            if columns[k] not in KEY_TYPES and not DECIMAL_TYPE.match(columns[k]):
+                raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
+                                  f"or decimal(p,s), not {columns[k]}")
         articles.append(Article(aname, tuple(key), columns))
     return Publication(name, policy, retention, centralized, articles)
 
@@ -314,10 +319,10 @@ def publication_from_dict(data: Any) -> Publication:
 def coerce_json_value(value: Any, type_name: str) -> Any:
     if value is None:
         return None
-    if type_name in ("int", "bigint"):
+    if type_name in INTEGER_BITS:
         if isinstance(value, bool) or not isinstance(value, int):
             return None
-        limit = 2**31 if type_name == "int" else 2**63
+        limit = 2 ** (INTEGER_BITS[type_name] - 1)
         return value if -limit <= value < limit else None
     if type_name == "string":
         # Spark's from_json reads a JSON scalar into a string column as its text
@@ -332,10 +337,20 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return None
         return float(value)
+    if type_name == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+            return None
+        return float32(value)
     if type_name == "boolean":
         return value if isinstance(value, bool) else None
     if type_name == "date":
-        return value if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", value) else None
+        if not (isinstance(value, str) and DATE_TEXT.match(value)):
+            return None
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            return None  # 2026-02-30 is no day: Spark's cast yields NULL
+        return value
     m = DECIMAL_TYPE.match(type_name)
     if m:
         return decimal_value(value, int(m.group(1)), int(m.group(2)))
@@ -394,6 +409,24 @@ def decimal_text(value: Decimal) -> str:
     return format(value, "f")
 
 
+def float32(value: int | float | Decimal) -> float:
+    """The 32-bit float nearest to a number, ties to even, as a Python float: what Spark reads
+    from a JSON number into a FLOAT column (Jackson parses the text straight to a float; going
+    through the nearest double first could round twice). Beyond the largest float: +-inf."""
+    exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not exact.is_finite():
+        return float(exact)
+    try:
+        guess = struct.unpack("<I", struct.pack("<f", float(exact)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, exact)
+    candidates = [b for b in (guess - 1, guess, guess + 1) if 0 <= b < 2**32]
+    values = [(b, struct.unpack("<f", struct.pack("<I", b))[0]) for b in candidates]
+    values = [(b, v) for b, v in values if math.isfinite(v)]
+    best = min(values, key=lambda bv: (abs(Decimal(bv[1]) - exact), bv[0] & 1))
+    return best[1]
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -431,11 +464,11 @@ def queued_value_ok(value: Any, type_name: str) -> bool:
         return False
     if type_name == "string":
         return isinstance(value, str)
-    if type_name == "double":
+    if type_name in ("double", "float"):
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return False
         try:
-            return math.isfinite(float(value))
+            return math.isfinite(coerce_json_value(value, type_name))
         except OverflowError:
             return False
     if type_name == "date":
@@ -455,13 +488,16 @@ def canonical_key(article: Article, row: dict[str, Any]) -> str | None:
     Spark's `to_json(named_struct(...))` over the typed key columns yields the same text
     (the dbt macro `row_key_expr`); None when a key column is missing or mistyped.
     """
-    parts = {}
+    parts = []
     for k in article.key:
         v = coerce_json_value(row.get(k), article.columns[k])
         if v is None:
             return None
-        parts[k] = v
-    return jackson_text(json.dumps(parts, separators=(",", ":"), ensure_ascii=False))
+        # a decimal as Java's BigDecimal.toString writes it (Python's str follows the same
+        # rule: plain unless the exponent is positive or the value is below 1E-6: 0E-8, 1E-7)
+        text = str(v) if isinstance(v, Decimal) else json.dumps(v, ensure_ascii=False)
+        parts.append(f'"{k}":{text}')
+    return jackson_text("{" + ",".join(parts) + "}")
 
 
 # Python's json and Spark's to_json (Jackson) escape the same characters: '"', '\\', the short

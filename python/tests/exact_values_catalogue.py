@@ -8,6 +8,7 @@ the Spark + dbt test (spark/)."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from decimal import Decimal
 
@@ -19,6 +20,9 @@ PUBLICATION = {
         {"name": "amounts", "key": ["amount_id"],
          "columns": {"amount_id": "int", "d18": "decimal(18,2)", "d38": "decimal(38,2)", "d12": "decimal(12,1)"}},
         {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
+        {"name": "typed", "key": ["k_tiny", "k_small", "k_date", "k_dec", "k_bool"],
+         "columns": {"k_tiny": "tinyint", "k_small": "smallint", "k_date": "date", "k_dec": "decimal(10,3)",
+                     "k_bool": "boolean", "t": "tinyint", "sm": "smallint", "f": "float"}},
     ],
 }
 ARTICLES = {a.name: a for a in publication_from_dict(PUBLICATION).articles}
@@ -67,6 +71,46 @@ KEY_STRINGS = [chr(c) for c in range(0, 0x20)] + [
 ]
 
 
+# Keys and values of the newer types (docs/spec.md §3). Each case: (case, key JSON values as
+# written: k_tiny, k_small, k_date, k_dec, k_bool; t, sm, f as written; reason or None).
+# A good case's row_key is its canonical key; a bad key is written as given.
+TYPED_CASES = [
+    ("small_types", "1", "2", '"2026-01-01"', "1.5", "true", "-128", "32767", "1.1", None),
+    ("negative_keys", "-128", "-32768", '"1999-12-31"', "-0.001", "false", "127", "-32768", "-0.0", None),
+    ("float_rounds_to_nearest_float", "3", "3", '"2026-01-01"', "0", "true", "0", "0", "16777217", None),
+    ("float_direct_not_double_rounded", "4", "4", '"2026-01-01"', "0", "true", "0", "0",
+     "1.00000017881393432617187499", None),
+    ("float_largest", "5", "5", '"2026-01-01"', "0", "true", "0", "0", "3.4028235e38", None),
+    ("float_underflows_to_zero", "6", "6", '"2026-01-01"', "0", "true", "0", "0", "1e-46", None),
+    ("decimal_key_max", "7", "7", '"2026-01-01"', "9999999.999", "true", "0", "0", "0", None),
+    ("tinyint_out_of_range", "8", "8", '"2026-01-01"', "0", "true", "200", "0", "0", "wrong value type"),
+    ("smallint_out_of_range", "9", "9", '"2026-01-01"', "0", "true", "0", "40000", "0", "wrong value type"),
+    ("tinyint_not_whole", "10", "10", '"2026-01-01"', "0", "true", "1.0", "0", "0", "wrong value type"),
+    ("float_overflows", "11", "11", '"2026-01-01"', "0", "true", "0", "0", "3.5e38", "wrong value type"),
+    ("float_as_string", "12", "12", '"2026-01-01"', "0", "true", "0", "0", '"1.5"', "wrong value type"),
+    ("tinyint_key_out_of_range", "200", "1", '"2026-01-01"', "0.000", "true", "0", "0", "0", "non-canonical key"),
+    ("impossible_date_key", "13", "1", '"2026-02-30"', "0.000", "true", "0", "0", "0", "non-canonical key"),
+    ("date_key_not_padded", "14", "1", '"2026-1-1"', "0.000", "true", "0", "0", "0", "non-canonical key"),
+    ("decimal_key_as_string", "15", "1", '"2026-01-01"', '"1.500"', "true", "0", "0", "0", "non-canonical key"),
+    ("decimal_key_needs_rounding", "16", "1", '"2026-01-01"', "1.0005", "true", "0", "0", "0", "non-canonical key"),
+    ("decimal_key_not_at_scale", "17", "1", '"2026-01-01"', "1.5", "true", "0", "0", "0", "non-canonical key"),
+]
+
+
+def typed_rows() -> list[dict]:
+    rows = []
+    names = ("k_tiny", "k_small", "k_date", "k_dec", "k_bool", "t", "sm", "f")
+    for n, (case, *written, reason) in enumerate(TYPED_CASES, 2000):
+        new_row = "{" + ",".join(f'"{c}":{v}' for c, v in zip(names, written)) + "}"
+        key_text = "{" + ",".join(f'"{c}":{v}' for c, v in zip(names[:5], written[:5])) + "}"
+        if reason != "non-canonical key" or case == "decimal_key_not_at_scale":
+            key_text = canonical_key(ARTICLES["typed"], json.loads(key_text, parse_float=Decimal))
+            if case == "decimal_key_not_at_scale":
+                key_text = key_text.replace('"k_dec":1.500', '"k_dec":1.5')
+        rows.append(_row(f"typed_{case}", n, "typed", key_text, new_row, version(n)))
+    return rows
+
+
 def version(n: int) -> str:
     return f"{n:08x}-abcd-4ef0-8abc-{n:012x}"
 
@@ -94,7 +138,7 @@ def key_rows() -> list[dict]:
 
 
 def queue_rows() -> list[dict]:
-    return decimal_rows() + key_rows()
+    return decimal_rows() + key_rows() + typed_rows()
 
 
 def expected_decimal(text: str) -> Decimal:

@@ -13,7 +13,7 @@ import pytest
 
 from exact_values_catalogue import (
     ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, NEAR_FLOAT, PUBLICATION, SUBSCRIBERS,
-    expected_decimal, queue_rows,
+    TYPED_CASES, expected_decimal, queue_rows,
 )
 from qrepl.model import canonical_key
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
@@ -43,7 +43,7 @@ def _rejects(outputs: dict) -> list[tuple]:
 def test_spark_quarantines_the_same_values_as_the_reference(both):
     _, expected, actual = both
     assert _rejects(actual) == _rejects(expected)
-    assert len(_rejects(actual)) == sum(1 for c in DECIMAL_CASES if c[4])
+    assert len(_rejects(actual)) == sum(1 for c in DECIMAL_CASES if c[4]) + sum(1 for c in TYPED_CASES if c[-1])
 
 
 def test_spark_publisher_equals_the_reference_to_the_last_digit(both):
@@ -93,3 +93,19 @@ def test_python_canonical_key_text_equals_spark_to_json(spark):
     differ = [(hex(ord(s[0])) if s else "", spark_text[n]) for n, s in enumerate(strings)
               if canonical_key(pairs, {"tag": s, "note": s}) != spark_text[n]]
     assert len(spark_text) == len(strings) > 0x3000 and differ == []
+
+
+@pytest.mark.parametrize("case", TYPED_CASES, ids=[c[0] for c in TYPED_CASES])
+def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value(both, case):
+    """Spark holds what the reference holds for each case, or quarantines it for the same reason."""
+    _, expected, actual = both
+    name, k_tiny, k_small, *_ = case
+    for outputs in (expected, actual):
+        outputs["_typed"] = sorted(
+            (r["k_tiny"], r["k_small"], str(r["k_date"]), Decimal(str(r["k_dec"])), r["k_bool"], r["t"], r["sm"], r["f"])
+            for r in (outputs["publisher"]["typed"].values() if isinstance(outputs["publisher"]["typed"], dict)
+                      else outputs["publisher"]["typed"])
+            if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small))
+        outputs["_why"] = [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"typed_{name}"]
+    assert actual["_typed"] == expected["_typed"] and actual["_why"] == expected["_why"]
+    assert len(actual["_typed"]) + len(actual["_why"]) == 1

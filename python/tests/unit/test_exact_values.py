@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from exact_values_catalogue import (
-    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, NEAR_FLOAT, PUBLICATION, expected_decimal,
-    queue_rows,
+    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, NEAR_FLOAT, PUBLICATION, TYPED_CASES,
+    expected_decimal, queue_rows,
 )
 from qrepl.enqueue import _queue_row, check_record, read_records
 from qrepl.model import (
@@ -136,3 +136,49 @@ def test_string_column_reads_exact_json_numbers_as_before():
     always did."""
     assert coerce_json_value(Decimal("1.5E+3"), "double") == 1500.0
     assert coerce_json_value(Decimal("-1.5E+3"), "string") == "-1500.0"
+
+
+# The IEEE 754 single-precision value of each float text of TYPED_CASES (nearest, ties to even).
+FLOAT32 = {"1.1": 1.100000023841858, "-0.0": -0.0, "0": 0.0, "16777217": 16777216.0,
+           "1.00000017881393432617187499": 1.0000001192092896, "3.4028235e38": 3.4028234663852886e+38, "1e-46": 0.0}
+
+
+@pytest.mark.parametrize("case", TYPED_CASES, ids=[c[0] for c in TYPED_CASES])
+def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value_on_reference(reader, case):
+    name, k_tiny, k_small, k_date, k_dec, k_bool, t, sm, f, reason = case
+    rejected = [r["reason"] for r in reader.queue_rejects if r["tran_id"] == f"typed_{name}"]
+    held = [r for r in reader.publisher["typed"].values() if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small)]
+    if reason is None:
+        assert rejected == [] and len(held) == 1
+        row = held[0]
+        assert (row["k_date"], Decimal(row["k_dec"]), row["k_bool"]) == (
+            json.loads(k_date), Decimal(k_dec), json.loads(k_bool))
+        assert (row["t"], row["sm"]) == (int(t), int(sm))
+        assert row["f"] == FLOAT32[f]
+    else:
+        assert rejected == [reason] and held == []
+
+
+def test_float_reads_text_straight_to_the_nearest_float():
+    """1.00000017881393432617187499 lies just below the midpoint of two floats: Spark (Jackson)
+    reads it to the lower one; through the nearest double (the midpoint) it would round up."""
+    from qrepl.model import float32
+    assert float32(Decimal("1.00000017881393432617187499")) == 1.0000001192092896
+    assert float32(Decimal("1.000000178813934326171875")) == 1.0000002384185791  # the midpoint: ties to even
+    assert float32(Decimal("3.5e38")) == float("inf") and float32(Decimal("1e-46")) == 0.0
+
+
+@pytest.mark.parametrize("type_name, value, fits", [
+    ("tinyint", 127, True), ("tinyint", 128, False), ("tinyint", -129, False), ("smallint", -32768, True),
+    ("smallint", 32768, False), ("float", Decimal("3.5e38"), False), ("float", Decimal("1.5"), True),
+    ("float", "1.5", False), ("date", "2026-02-30", False), ("date", "2026-01-01\n", False), ("date", "2024-02-29", True),
+])
+def test_new_types_out_of_range_values_do_not_fit(type_name, value, fits):
+    from qrepl.model import queued_value_ok
+    assert queued_value_ok(value, type_name) is fits
+
+
+def test_float_double_and_binary_keys_are_refused():
+    for typ in ("float", "double"):
+        with pytest.raises(Exception, match="key column k must be of type"):
+            publication_from_dict({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": typ}}]})
