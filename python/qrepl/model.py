@@ -11,7 +11,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
@@ -344,6 +344,8 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
     if type_name == "boolean":
         return value if isinstance(value, bool) else None
     if type_name == "date":
+        if isinstance(value, date) and not isinstance(value, datetime):
+            value = value.isoformat()  # a Parquet or Spark date, a date given to the capture API
         if not (isinstance(value, str) and DATE_TEXT.match(value)):
             return None
         try:
@@ -472,6 +474,8 @@ def queued_value_ok(value: Any, type_name: str) -> bool:
         except OverflowError:
             return False
     if type_name == "date":
+        if isinstance(value, date) and not isinstance(value, datetime):
+            value = value.isoformat()  # a Parquet or Spark date, a date given to the capture API
         if not (isinstance(value, str) and DATE_TEXT.match(value)):
             return False
         try:

@@ -182,3 +182,11 @@ def test_float_double_and_binary_keys_are_refused():
     for typ in ("float", "double"):
         with pytest.raises(Exception, match="key column k must be of type"):
             publication_from_dict({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": typ}}]})
+
+
+def test_date_key_given_as_a_date_object_has_its_canonical_key():
+    """A Parquet file (or the capture API) hands a date key over as a date, not as text."""
+    from datetime import date
+    typed = ARTICLES["typed"]
+    row = {"k_tiny": 1, "k_small": 2, "k_date": date(2026, 1, 1), "k_dec": Decimal("1.5"), "k_bool": True}
+    assert canonical_key(typed, row) == '{"k_tiny":1,"k_small":2,"k_date":"2026-01-01","k_dec":1.500,"k_bool":true}'
