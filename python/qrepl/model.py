@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Context, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -411,6 +412,12 @@ def decimal_text(value: Decimal) -> str:
     return format(value, "f")
 
 
+# The largest float plus half its last unit: at and beyond it a number rounds to infinity.
+_FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)
+# Below a tenth of the smallest float (2**-149, about 1.4e-45) a number rounds to zero.
+_FLOAT32_UNDERFLOW = Decimal("1e-46")
+
+
 def float32(value: int | float | Decimal) -> float:
     """The 32-bit float nearest to a number, ties to even, as a Python float: what Spark reads
     from a JSON number into a FLOAT column (Jackson parses the text straight to a float; going
@@ -418,14 +425,19 @@ def float32(value: int | float | Decimal) -> float:
     exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not exact.is_finite():
         return float(exact)
+    if exact.copy_abs() >= _FLOAT32_OVERFLOW:
+        return math.copysign(math.inf, exact)
+    if exact.copy_abs() < _FLOAT32_UNDERFLOW:
+        return math.copysign(0.0, exact)
     try:
         guess = struct.unpack("<I", struct.pack("<f", float(exact)))[0]
-    except OverflowError:
-        return math.copysign(math.inf, exact)
+    except OverflowError:  # just below the overflow point, the nearest double rounds up to it
+        guess = 0x7F7FFFFF | (0x80000000 if exact < 0 else 0)
     candidates = [b for b in (guess - 1, guess, guess + 1) if 0 <= b < 2**32]
     values = [(b, struct.unpack("<f", struct.pack("<I", b))[0]) for b in candidates]
     values = [(b, v) for b, v in values if math.isfinite(v)]
-    best = min(values, key=lambda bv: (abs(Decimal(bv[1]) - exact), bv[0] & 1))
+    target = Fraction(exact)  # exact arithmetic: no decimal context can round the distances
+    best = min(values, key=lambda bv: (abs(Fraction(bv[1]) - target), bv[0] & 1))
     return best[1]
 
 

@@ -166,6 +166,8 @@ def test_float_reads_text_straight_to_the_nearest_float():
     assert float32(Decimal("1.00000017881393432617187499")) == 1.0000001192092896
     assert float32(Decimal("1.000000178813934326171875")) == 1.0000002384185791  # the midpoint: ties to even
     assert float32(Decimal("3.5e38")) == float("inf") and float32(Decimal("1e-46")) == 0.0
+    assert float32(Decimal("1e999999999")) == float("inf") and float32(Decimal("-1e400")) == float("-inf")
+    assert float32(Decimal(2**128 - 2**103 - 1)) == 3.4028234663852886e+38
 
 
 @pytest.mark.parametrize("type_name, value, fits", [
