@@ -45,7 +45,7 @@
                     from {{ changes }} as changes
                     lateral view inline(array(named_struct(
                         {%- for name, type in article.columns %}
-                        '{{ name }}', {% if name in article.key %}from_json(changes.row_key, '{{ article_schema_ddl(article, keys_only=true) }}').{{ name }}{% else %}cast(null as {{ type }}){% endif %},
+                        '{{ name }}', {% if name in article.key %}{{ typed_key_expr(article, 'changes.row_key') }}.{{ name }}{% else %}cast(null as {{ type }}){% endif %},
                         {%- endfor %}
                         'msrepl_tran_version', cast(null as string)
                     ))) parsed

@@ -49,7 +49,7 @@
     inner join (
         select
             row_key,
-            from_json(row_key, '{{ article_schema_ddl(article, keys_only=true) }}') as typed
+            {{ typed_key_expr(article, 'row_key') }} as typed
         from {{ touched }}
         where article = '{{ article.name }}'
     ) as touched_keys
@@ -113,10 +113,10 @@
         {%- set as_written = [] -%}
         {%- set all_columns = [] -%}
         {%- for name, type in article['columns'] -%}
-            {%- do typed_ddl.append(name ~ ' ' ~ ('STRING' if type == 'date' else type | upper)) -%}
+            {%- do typed_ddl.append(name ~ ' ' ~ _read_type(type)) -%}
             {%- if type.startswith('decimal') -%}{%- do decimal_ddl.append(name ~ ' STRING') -%}{%- endif -%}
             {%- do all_columns.append("'" ~ name ~ "'") -%}
-            {%- do values.append("'" ~ name ~ "', " ~ ('cast(row_typed.' ~ name ~ ' as date)' if type == 'date' else 'row_typed.' ~ name)) -%}
+            {%- do values.append("'" ~ name ~ "', " ~ _typed_value('row_typed.' ~ name, type)) -%}
             {%- do as_written.append("'" ~ name ~ "', " ~ ('row_decimal_text.' if type.startswith('decimal') else 'row_typed.') ~ name) -%}
         {%- endfor %}
     select
@@ -177,7 +177,7 @@
             from (
                 select
                     struct(queued.*) as queued_row,
-                    from_json(queued.row_key, '{{ article_schema_ddl(article, keys_only=true) }}') as key_typed,
+                    {{ typed_key_expr(article, 'queued.row_key') }} as key_typed,
                     from_json(queued.new_row, '{{ typed_ddl | join(", ") }}') as row_typed,
                     {%- if decimal_ddl %}
                     from_json(queued.new_row, '{{ decimal_ddl | join(", ") }}') as row_decimal_text
@@ -289,18 +289,117 @@
              and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
             or ({{ typed }} in ('true', 'false')
                 and {{ _json_field(json, name, 'BOOLEAN') }} is not null)))
-    {%- elif type == 'double' -%}
+    {%- elif type in ('double', 'float') -%}
         (({{ typed }} is null and {{ _json_field(json, name) }} is not null)
          or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
+    {%- elif type in ('tinyint', 'smallint') -%}
+        {#- read as INT and range checked: out of range is a wrong type -#}
+        (({{ typed }} is null and {{ _json_field(json, name) }} is not null)
+         or coalesce({{ typed }} not between {{ _int_range(type) }}, false))
     {%- elif type == 'date' -%}
         ({{ typed }} is not null
-         and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+         and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\\z'
               or cast({{ typed }} as date) is null))
     {%- elif type.startswith('decimal') -%}
-        (parsed.row_decimal_text.{{ name }} is not null
+        {#- A decimal fits only exactly (model.decimal_value): its text is a JSON string's content
+            or, for a JSON number, the number as written (read as STRING Spark would give the
+            number's double text, so it is taken from the row text itself). -#}
+        {%- set text = 'parsed.row_decimal_text.' ~ name -%}
+        {%- set written = "case when parsed.row_canonical then " ~ text
+            ~ " when " ~ _json_field(json, name, 'DOUBLE') ~ " is not null then nullif(regexp_extract("
+            ~ json ~ ", '" ~ _json_number_pattern(name) ~ "', 1), '') else " ~ text ~ " end" -%}
+        ({{ text }} is not null
          and ({{ typed }} is null
-              or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
+              or not {{ _decimal_fits(written, type) }}))
     {%- else -%}
         ({{ typed }} is null and {{ _json_field(json, name) }} is not null)
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _json_number_pattern(name) -%}
+    {#- Java regex (as a SQL string literal's content) capturing the JSON number written as the
+        value of field `name` of a flat JSON object: it walks the object's pairs from the start,
+        so text inside a string value never matches. A field name written with escapes is not
+        found (model.decimal_value then finds no exact text either: docs/spec.md §3). -#}
+    {%- set str = '"(?:[^"\\\\\\\\]++|\\\\\\\\.)*+"' -%}
+    {{- '^\\\\s*\\\\{(?:\\\\s*' ~ str ~ '\\\\s*:\\\\s*(?:' ~ str ~ '|[^",{}\\\\[\\\\]]*+)\\\\s*,)*?\\\\s*"'
+        ~ name ~ '"\\\\s*:\\\\s*(-?[0-9][-+.0-9eE]*+)\\\\s*[,}]' -}}
+{%- endmacro %}
+
+
+{% macro _decimal_fits(text, type) -%}
+    {#- Whether decimal text fits decimal(p,s) exactly (model.decimal_fits, the same digit
+        counting): at most s fractional digits once trailing zeros are dropped, at most p - s
+        before the point; an exponent of at most 9 digits. Never rounds. -#}
+    {%- set ps = type[8:-1].split(',') -%}
+    {%- set precision = ps[0] | trim | int -%}
+    {%- set scale = ps[1] | trim | int -%}
+    {%- set digits = "trim(leading '0' from regexp_replace(regexp_extract(" ~ text ~ ", '^-?([0-9.]+)', 1), '[.]', ''))" -%}
+    {%- set trimmed = "trim(trailing '0' from " ~ digits ~ ")" -%}
+    {%- set exponent = "cast(coalesce(nullif(regexp_extract(" ~ text ~ ", '[eE]([-+]?[0-9]+)$', 1), ''), '0') as bigint)" -%}
+    {%- set point = "(length(regexp_extract(" ~ text ~ ", '^-?[0-9]+[.]([0-9]+)', 1)) - " ~ exponent
+        ~ " - (length(" ~ digits ~ ") - length(" ~ trimmed ~ ")))" -%}
+    coalesce(
+        {{ text }} rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]{1,9})?\\z'
+        and (length({{ digits }}) = 0
+             or (greatest(0, {{ point }}) <= {{ scale }}
+                 and length({{ trimmed }}) - {{ point }} <= {{ precision - scale }})),
+        false
+    )
+{%- endmacro %}
+
+
+{% macro _int_range(type) -%}
+    {{- '-128 and 127' if type == 'tinyint' else '-32768 and 32767' -}}
+{%- endmacro %}
+
+
+{% macro _read_type(type) -%}
+    {#- The type a queued value of an article column is read as by from_json: a date as its text
+        (cast afterwards: from_json throws on an impossible date), a tinyint or smallint as INT
+        (range checked afterwards, whatever Jackson does with 200 as a byte). -#}
+    {%- if type == 'date' -%}STRING
+    {%- elif type in ('tinyint', 'smallint') -%}INT
+    {%- else -%}{{ type | upper }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _typed_value(read, type) -%}
+    {#- The column's typed value from what _read_type read (NULL when it does not fit). -#}
+    {%- if type == 'date' -%}
+        case when {{ read }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\\z' then cast({{ read }} as date) end
+    {%- elif type in ('tinyint', 'smallint') -%}
+        case when {{ read }} between {{ _int_range(type) }} then cast({{ read }} as {{ type }}) end
+    {%- else -%}
+        {{ read }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro typed_key_expr(article, key_json) -%}
+    {#- The typed key columns of the key JSON `key_json`, as a struct in key order (NULL fields
+        where a value does not fit). A date key is read as text and cast, a tinyint or smallint
+        as INT and range checked: from_json throws on 2026-02-30, and
+        an out-of-range tinyint is then a plain NULL. -#}
+    {%- set key_read = [] -%}
+    {%- set key_types = [] -%}
+    {%- for k in article.key -%}
+        {%- for name, type in article['columns'] if name == k -%}
+            {%- do key_read.append(name ~ ' ' ~ _read_type(type)) -%}
+            {%- do key_types.append((name, type)) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set converted = [] -%}
+    {%- for name, type in key_types if type in ('date', 'tinyint', 'smallint') -%}{%- do converted.append(name) -%}{%- endfor -%}
+    {%- if converted -%}
+        {%- set key_values = [] -%}
+        {%- for name, type in key_types -%}
+            {%- do key_values.append("'" ~ name ~ "', " ~ _typed_value("from_json(" ~ key_json ~ ", '" ~ key_read | join(', ') ~ "')." ~ name, type)) -%}
+        {%- endfor -%}
+        named_struct({{ key_values | join(', ') }})
+    {%- else -%}
+        from_json({{ key_json }}, '{{ article_schema_ddl(article, keys_only=true) }}')
     {%- endif -%}
 {%- endmacro %}

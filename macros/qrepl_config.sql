@@ -137,7 +137,8 @@ qrepl: article column name '{{ name }}' is reserved by the queue reader; rename 
 
 {% macro _qrepl_type(type_name) %}
     {%- set t = (type_name or '') | trim | lower -%}
-    {%- if t not in ['int', 'bigint', 'string', 'double', 'boolean', 'date']
+    {#- model.SCALAR_TYPES and decimal(p,s) -#}
+    {%- if t not in ['tinyint', 'smallint', 'int', 'bigint', 'string', 'float', 'double', 'boolean', 'date']
             and not modules.re.match('^decimal\\(\\d+,\\s*\\d+\\)$', t) -%}
         {%- set msg -%}
 qrepl: unsupported column type '{{ type_name }}'

@@ -12,10 +12,11 @@ import os
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, Iterator
 
 from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
-from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row
+from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
 from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
 
@@ -41,6 +42,9 @@ class Transaction:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
             raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
+        refusal = value_refusal(article, new_row) if new_row is not None else None
+        if refusal:
+            raise ConfigError(refusal)
         version = new_version() if op != "D" else None
         image = None
         if new_row is not None:
@@ -125,7 +129,7 @@ class Subscriber:
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:
     """A transaction's final rows into the replica: one upsert and one delete MERGE per article."""
     for article in replica.require_publication().articles:
-        mine = [(json.loads(key), image) for (name, key), image in pending.items() if name == article.name]
+        mine = [(json.loads(key, parse_float=Decimal), image) for (name, key), image in pending.items() if name == article.name]
         upserts = [image for _, image in mine if image is not None]
         deletes = [key for key, image in mine if image is None]
         if upserts:

@@ -20,6 +20,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -56,7 +57,7 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = json.loads(line, parse_float=Decimal)
                 except ValueError as exc:
                     yield f"line {n}", None, f"malformed JSON ({exc.msg})"
                     continue
@@ -68,7 +69,7 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
                 for field in ("row", "key"):
                     if parsed.get(field):
                         try:
-                            parsed[field] = json.loads(parsed[field])
+                            parsed[field] = json.loads(parsed[field], parse_float=Decimal)
                         except ValueError:
                             error = f"{field} is not JSON"
                 for field in ("old_version", "new_version"):
@@ -82,7 +83,7 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
             for field in ("row", "key"):
                 if isinstance(rec.get(field), str):
                     try:
-                        rec[field] = json.loads(rec[field])
+                        rec[field] = json.loads(rec[field], parse_float=Decimal)
                     except ValueError:
                         pass
             yield f"row {n}", rec, None
@@ -124,7 +125,9 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         if missing:
             return f"missing column(s) {', '.join(missing)} (I and U rows carry every column)"
         if wrong:
-            return f"wrong value type for {', '.join(f'{c} ({article.columns[c]})' for c in wrong)}"
+            return f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}" + (
+                " (a decimal must fit its precision and scale exactly: never rounded)"
+                if any(article.columns[c].startswith("decimal") for c in wrong) else "")
     return None
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from .faults import point_comment
@@ -66,7 +67,7 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
     for seq, c in enumerate(commands, 1):
         where = (c["article"], c["row_key"])
         if where not in changes:
-            changes[where] = RowChange(c["article"], c["row_key"], json.loads(c["row_key"]), seq, c["op"],
+            changes[where] = RowChange(c["article"], c["row_key"], json.loads(c["row_key"], parse_float=Decimal), seq, c["op"],
                                        c["old_version"], pending[where], c["new_version"])
     return list(changes.values())
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from dataclasses import dataclass, field
-from datetime import date
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from datetime import date, datetime
+from decimal import Context, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -78,15 +80,24 @@ REJECT_REASONS = (
 )
 REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
-KEY_TYPES = ("int", "bigint", "string")
-SCALAR_TYPES = ("int", "bigint", "string", "double", "boolean", "date")
+# Key columns: any supported type but float, double (and binary, not supported yet); a decimal key
+# is written in the canonical key as a JSON number, as Spark's to_json writes it.
+KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date")
+SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date")
+INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 # What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
 MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
 UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+# A decimal's text (a JSON string's content, or a JSON number as written): digits, an optional
+# fraction and an optional exponent of at most 9 digits. The dbt macro `_decimal_fits` spells
+# the same rule.
+DECIMAL_TEXT = re.compile(r"-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]{1,9}))?")
+# Decimal arithmetic (quantize) with room for 38 digits on either side of the point: Python's
+# default context keeps 28 digits and would round or fail on a decimal(38,s) value.
+DECIMAL_CONTEXT = Context(prec=100, Emax=999_999_999, Emin=-999_999_999)
 # Column names the queue reader's own models use next to the article columns: an article column
 # of one of these names (or starting with qrepl_) would collide in the MERGE and the row images.
 RESERVED_COLUMNS = frozenset({
@@ -294,8 +305,9 @@ def publication_from_dict(data: Any) -> Publication:
         for k in key:
             if k not in columns:
                 raise ConfigError(f"article {aname}: key column {k!r} is not among its columns")
-            if columns[k] not in KEY_TYPES:
-                raise ConfigError(f"article {aname}: key column {k} must be int, bigint or string")
+            if columns[k] not in KEY_TYPES and not DECIMAL_TYPE.match(columns[k]):
+                raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
+                                  f"or decimal(p,s), not {columns[k]}")
         articles.append(Article(aname, tuple(key), columns))
     return Publication(name, policy, retention, centralized, articles)
 
@@ -308,10 +320,10 @@ def publication_from_dict(data: Any) -> Publication:
 def coerce_json_value(value: Any, type_name: str) -> Any:
     if value is None:
         return None
-    if type_name in ("int", "bigint"):
+    if type_name in INTEGER_BITS:
         if isinstance(value, bool) or not isinstance(value, int):
             return None
-        limit = 2**31 if type_name == "int" else 2**63
+        limit = 2 ** (INTEGER_BITS[type_name] - 1)
         return value if -limit <= value < limit else None
     if type_name == "string":
         # Spark's from_json reads a JSON scalar into a string column as its text
@@ -319,26 +331,114 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
             return value
         if isinstance(value, bool):
             return "true" if value else "false"
+        if isinstance(value, Decimal):
+            value = float(value)
         return json.dumps(value, separators=(",", ":")) if isinstance(value, (int, float)) else None
     if type_name == "double":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return None
         return float(value)
+    if type_name == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+            return None
+        return float32(value)
     if type_name == "boolean":
         return value if isinstance(value, bool) else None
     if type_name == "date":
-        return value if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", value) else None
-    m = DECIMAL_TYPE.match(type_name)
-    if m:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        if isinstance(value, date) and not isinstance(value, datetime):
+            value = value.isoformat()  # a Parquet or Spark date, a date given to the capture API
+        if not (isinstance(value, str) and DATE_TEXT.match(value)):
             return None
         try:
-            d = Decimal(str(value)).quantize(Decimal(1).scaleb(-int(m.group(2))), rounding=ROUND_HALF_UP)
-        except InvalidOperation:
-            return None
-        # Spark rounds half up and yields NULL when the value needs more digits than the precision
-        return d if d.is_finite() and len(d.as_tuple().digits) <= int(m.group(1)) else None
+            date.fromisoformat(value)
+        except ValueError:
+            return None  # 2026-02-30 is no day: Spark's cast yields NULL
+        return value
+    m = DECIMAL_TYPE.match(type_name)
+    if m:
+        return decimal_value(value, int(m.group(1)), int(m.group(2)))
     raise ConfigError(f"unsupported type {type_name}")
+
+
+def decimal_fits(digits: str, exponent: int, precision: int, scale: int) -> bool:
+    """Whether the number digits * 10**exponent fits decimal(precision, scale) exactly: at most
+    `scale` fractional digits once trailing zeros are dropped (1.50 fits decimal(12,1): the zero
+    is exact; 1.05 does not: it would need rounding) and at most precision - scale digits before
+    the point. Pure digit counting, so no context or float can round it."""
+    significant = digits.lstrip("0")
+    if not significant:
+        return True  # zero, however written
+    trimmed = significant.rstrip("0")
+    point = -exponent - (len(significant) - len(trimmed))  # fractional digits the value needs
+    return max(0, point) <= scale and len(trimmed) - point <= precision - scale
+
+
+def decimal_value(value: Any, precision: int, scale: int) -> Decimal | None:
+    """The exact Decimal of a queued value for decimal(precision, scale) at that scale, or None
+    when it is not a decimal's text or number or does not fit exactly (never rounded).
+
+    A JSON string holds the text (DECIMAL_TEXT); a JSON number arrives as an int or an exact
+    Decimal (parse_json_object reads numbers with parse_float=Decimal)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        m = DECIMAL_TEXT.fullmatch(value)
+        if not m:
+            return None
+        digits, exponent = m.group(1) + (m.group(2) or ""), int(m.group(3) or 0) - len(m.group(2) or "")
+        number = Decimal(value)
+    elif isinstance(value, (int, float, Decimal)):
+        # a Python float (the capture API, a Parquet double) counts as the shortest text that
+        # reads back as it, what its writer typed; JSON numbers never arrive as floats
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if not number.is_finite():
+            return None
+        t = number.as_tuple()
+        digits, exponent = "".join(map(str, t.digits)), int(t.exponent)
+        if abs(exponent) >= 10**9:
+            return None
+    else:
+        return None
+    if not decimal_fits(digits, exponent, precision, scale):
+        return None
+    try:
+        return number.quantize(Decimal(1).scaleb(-scale), context=DECIMAL_CONTEXT)
+    except InvalidOperation:
+        return None
+
+
+def decimal_text(value: Decimal) -> str:
+    """A Decimal as plain text (never exponent notation): 0.00000000, not 0E-8."""
+    return format(value, "f")
+
+
+# The largest float plus half its last unit: at and beyond it a number rounds to infinity.
+_FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)
+# Below a tenth of the smallest float (2**-149, about 1.4e-45) a number rounds to zero.
+_FLOAT32_UNDERFLOW = Decimal("1e-46")
+
+
+def float32(value: int | float | Decimal) -> float:
+    """The 32-bit float nearest to a number, ties to even, as a Python float: what Spark reads
+    from a JSON number into a FLOAT column (Jackson parses the text straight to a float; going
+    through the nearest double first could round twice). Beyond the largest float: +-inf."""
+    exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not exact.is_finite():
+        return float(exact)
+    if exact.copy_abs() >= _FLOAT32_OVERFLOW:
+        return math.copysign(math.inf, exact)
+    if exact.copy_abs() < _FLOAT32_UNDERFLOW:
+        return math.copysign(0.0, exact)
+    try:
+        guess = struct.unpack("<I", struct.pack("<f", float(exact)))[0]
+    except OverflowError:  # just below the overflow point, the nearest double rounds up to it
+        guess = 0x7F7FFFFF | (0x80000000 if exact < 0 else 0)
+    candidates = [b for b in (guess - 1, guess, guess + 1) if 0 <= b < 2**32]
+    values = [(b, struct.unpack("<f", struct.pack("<I", b))[0]) for b in candidates]
+    values = [(b, v) for b, v in values if math.isfinite(v)]
+    target = Fraction(exact)  # exact arithmetic: no decimal context can round the distances
+    best = min(values, key=lambda bv: (abs(Fraction(bv[1]) - target), bv[0] & 1))
+    return best[1]
 
 
 def _reject_constant(name: str) -> Any:
@@ -358,7 +458,8 @@ def parse_json_object(text: Any) -> dict | None:
     if not isinstance(text, str):
         return None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_fields)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_fields,
+                           parse_float=Decimal)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -377,14 +478,16 @@ def queued_value_ok(value: Any, type_name: str) -> bool:
         return False
     if type_name == "string":
         return isinstance(value, str)
-    if type_name == "double":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if type_name in ("double", "float"):
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return False
         try:
-            return math.isfinite(float(value))
+            return math.isfinite(coerce_json_value(value, type_name))
         except OverflowError:
             return False
     if type_name == "date":
+        if isinstance(value, date) and not isinstance(value, datetime):
+            value = value.isoformat()  # a Parquet or Spark date, a date given to the capture API
         if not (isinstance(value, str) and DATE_TEXT.match(value)):
             return False
         try:
@@ -392,11 +495,6 @@ def queued_value_ok(value: Any, type_name: str) -> bool:
         except ValueError:
             return False
         return True
-    if DECIMAL_TYPE.match(type_name):
-        if isinstance(value, str) and not DECIMAL_TEXT.match(value):
-            return False
-        if isinstance(value, float) and not math.isfinite(value):
-            return False
     return coerce_json_value(value, type_name) is not None
 
 
@@ -406,13 +504,46 @@ def canonical_key(article: Article, row: dict[str, Any]) -> str | None:
     Spark's `to_json(named_struct(...))` over the typed key columns yields the same text
     (the dbt macro `row_key_expr`); None when a key column is missing or mistyped.
     """
-    parts = {}
+    parts = []
     for k in article.key:
         v = coerce_json_value(row.get(k), article.columns[k])
         if v is None:
             return None
-        parts[k] = v
-    return json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
+        # a decimal as Java's BigDecimal.toString writes it (Python's str follows the same
+        # rule: plain unless the exponent is positive or the value is below 1E-6: 0E-8, 1E-7)
+        text = str(v) if isinstance(v, Decimal) else json.dumps(v, ensure_ascii=False)
+        parts.append(f'"{k}":{text}')
+    return jackson_text("{" + ",".join(parts) + "}")
+
+
+# Python's json and Spark's to_json (Jackson) escape the same characters: '"', '\\', the short
+# escapes \b \f \n \r \t and every other code point below 0x20 as \u00XX; everything else
+# (0x7F, U+2028/U+2029, characters outside the BMP, '/') is written as itself. The one
+# difference: Jackson writes the hex digits upper case (\u001F), Python lower case (\u001f).
+# Measured on Spark 3.5 for every code point 0..0x7F and samples above (docs/spec.md §3).
+_PYTHON_ESCAPE = re.compile(r"\\(\\|u00[0-9a-f]{2})")
+
+
+def jackson_text(text: str) -> str:
+    r"""JSON text written by Python's json (ensure_ascii=False) as Spark's to_json writes it: the
+    \u00XX escapes of control characters with upper-case hex digits (an escaped backslash
+    before a 'u' is left alone)."""
+    if "\\u00" not in text:
+        return text
+    return _PYTHON_ESCAPE.sub(lambda m: m.group(0) if m.group(1) == "\\" else "\\u00" + m.group(1)[3:].upper(), text)
+
+
+def value_refusal(article: Article, row: dict[str, Any]) -> str | None:
+    """Why the capture API refuses a row's values (None when every given value fits its column):
+    a value is never rounded or turned into NULL on its way to the queue."""
+    for col, v in row.items():
+        typ = article.columns.get(col)
+        if typ is None or v is None:
+            continue
+        if coerce_json_value(v.isoformat() if isinstance(v, date) else v, typ) is None:
+            hint = " exactly (never rounded)" if typ.startswith("decimal") else ""
+            return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}"
+    return None
 
 
 def typed_row(article: Article, row: dict[str, Any]) -> dict[str, Any]:
@@ -438,11 +569,11 @@ def normalize_row(article: Article, row: dict[str, Any] | None) -> dict[str, Any
         v = row.get(col)
         v = v.isoformat() if isinstance(v, date) else v
         v = coerce_json_value(v, typ)
-        out[col] = str(v) if isinstance(v, Decimal) else v
+        out[col] = decimal_text(v) if isinstance(v, Decimal) else v
     out["msrepl_tran_version"] = row.get("msrepl_tran_version")
     return out
 
 
 def dumps(obj: Any) -> str:
     """Compact, deterministic JSON used for row images in the queue."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=False, default=str)
+    return jackson_text(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=False, default=str))

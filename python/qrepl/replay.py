@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
@@ -263,7 +264,7 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
                 if image in row:
                     value = row[image]
                     if isinstance(value, str):
-                        value = json.loads(value)
+                        value = json.loads(value, parse_float=Decimal)
                     row[image] = normalize_row(art, value) if (art and value is not None) else value
             rows.append(row)
         keys = SORT_KEYS[table]

@@ -36,8 +36,9 @@ PACK = min(25, max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "25"))))
 # a pack of 25 deep cascades outgrows Hypothesis's data buffer: at N=100 only 2 of 4 packs were
 # generated; packs of 10 are generated every time
 COUPLED_PACK = min(PACK, 10)
-KEY_TYPES = ["int", "bigint", "string"]
-VALUE_TYPES = ["int", "string", "decimal(8,2)", "boolean", "date", "double"]
+KEY_TYPES = ["int", "bigint", "string", "smallint", "date", "decimal(10,2)"]
+VALUE_TYPES = ["int", "string", "decimal(8,2)", "boolean", "date", "double", "tinyint", "smallint", "float",
+               "decimal(38,2)"]
 
 
 def _many(draw, low: int, high: int) -> int:
@@ -59,11 +60,24 @@ def publications(draw) -> list[dict]:
     return articles
 
 
+def _key_value(type_name: str, n: int, text: str):
+    """Key value number `n` (unique within its pack) of a key column: `text` for a string."""
+    if type_name == "string":
+        return text
+    if type_name == "date":
+        return (date(2000, 1, 1) + timedelta(days=n)).isoformat()
+    return f"{n}.25" if type_name.startswith("decimal") else n
+
+
 def _value(draw, type_name: str):
     if draw(st.integers(0, 9)) == 0:
         return None
-    if type_name in ("int", "bigint"):
+    if type_name in ("int", "bigint", "tinyint", "smallint"):
         return draw(st.integers(-5, 5))
+    if type_name == "float":
+        return draw(st.sampled_from([0.5, -2.25, 1.1, 3.0e38]))
+    if type_name == "decimal(38,2)":
+        return draw(st.sampled_from(["1.50", "-999999999999999999999999999999999999.99", "0.01"]))
     if type_name == "string":
         return draw(st.sampled_from(["a", "b", "é", "x y", ""]))
     if type_name == "boolean":
@@ -90,7 +104,7 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         row = {}
         for i, col in enumerate(article["key"]):
             n = part * 100 + k + i  # disjoint from every other workload of the pack
-            row[col] = n if article["columns"][col] != "string" else f"p{part}k{k}_{i}"
+            row[col] = _key_value(article["columns"][col], n, f"p{part}k{k}_{i}")
         return row
 
     def full_row(article: dict, k: int) -> dict:
@@ -175,7 +189,7 @@ def coupled_workloads(draw, policy: str, articles: list[dict], part: int) -> dic
         return str(uuid.UUID(int=(part << 96) | (serial[0] << 32) | draw(st.integers(0, 2**32 - 1))))
 
     def key_row(k: int) -> dict:
-        return {col: (part * 100 + k + i if article["columns"][col] != "string" else f"p{part}k{k}_{i}")
+        return {col: _key_value(article["columns"][col], part * 100 + k + i, f"p{part}k{k}_{i}")
                 for i, col in enumerate(article["key"])}
 
     def full_row(k: int) -> dict:

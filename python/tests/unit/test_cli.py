@@ -40,8 +40,10 @@ def test_bad_scenario_fails_with_one_line(tmp_path):
 
 @pytest.mark.parametrize("config, message", [
     ({"publication": "sales; drop", "articles": []}, "invalid publication name"),
-    ({"publication": "p", "policy": "sub wins", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "float"}}]},
+    ({"publication": "p", "policy": "sub wins", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "interval"}}]},
      "unsupported type"),
+    ({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "float"}}]},
+     "key column k must be of type"),
     ({"publication": "p", "articles": [{"name": "a", "key": ["x"], "columns": {"k": "int"}}]}, "not among its columns"),
     ({"publication": "p", "articles": [{"name": "a b", "key": ["k"], "columns": {"k": "int"}}]}, "invalid article name"),
     ({"publication": "p", "conflict_retention_days": -1, "articles": []}, "conflict_retention_days"),
