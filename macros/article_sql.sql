@@ -285,7 +285,7 @@
     {%- set json = 'parsed.queued_row.new_row' -%}
     {%- if type == 'string' -%}
         ({{ typed }} is not null and (
-            ({{ typed }} rlike '^[-+0-9.eE]+$'
+            ({{ typed }} rlike '^[-+0-9.eE]+\\z'
              and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
             or ({{ typed }} in ('true', 'false')
                 and {{ _json_field(json, name, 'BOOLEAN') }} is not null)))
@@ -294,12 +294,12 @@
          or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
     {%- elif type == 'date' -%}
         ({{ typed }} is not null
-         and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+         and (not {{ typed }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\\z'
               or cast({{ typed }} as date) is null))
     {%- elif type.startswith('decimal') -%}
         (parsed.row_decimal_text.{{ name }} is not null
          and ({{ typed }} is null
-              or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
+              or not parsed.row_decimal_text.{{ name }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\z'))
     {%- else -%}
         ({{ typed }} is null and {{ _json_field(json, name) }} is not null)
     {%- endif -%}

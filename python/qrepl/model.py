@@ -14,7 +14,8 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Patterns end in \Z, not $: `$` also matches before a final newline, so "north\n" would pass.
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 POLICIES = ("publisher_wins", "publisher_wins_reinit", "subscriber_wins")
 POLICY_ALIASES = {
@@ -80,13 +81,13 @@ REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
 KEY_TYPES = ("int", "bigint", "string")
 SCALAR_TYPES = ("int", "bigint", "string", "double", "boolean", "date")
-DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)\Z")
 
 # What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
 MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
-UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\Z")
 # Column names the queue reader's own models use next to the article columns: an article column
 # of one of these names (or starting with qrepl_) would collide in the MERGE and the row images.
 RESERVED_COLUMNS = frozenset({
@@ -185,7 +186,7 @@ def conflict_message(subscriber: str, tran_id: str, rows: list[dict]) -> str:
 
 
 def check_identifier(name: Any, what: str) -> str:
-    if not isinstance(name, str) or not IDENTIFIER.match(name):
+    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
         raise ConfigError(f"invalid {what} name {name!r}: must match ^[A-Za-z_][A-Za-z0-9_]*$")
     return name
 

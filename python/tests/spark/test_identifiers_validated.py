@@ -57,3 +57,19 @@ def test_publication_create_refuses_a_reserved_column_with_one_line(spark, tmp_p
     assert result.output.strip() == (
         "qrepl: error: article items: column name row is reserved by the queue reader; rename it"
         " (--debug shows the whole error)")
+
+
+def test_schema_name_with_a_trailing_newline_is_refused_in_the_macros(spark, monkeypatch):
+    """Issue 39: `re.match('^...$')` let "name\\n" through; the macro uses fullmatch."""
+    message = _qrepl_config_error(monkeypatch, "qrepl_names\n")
+    assert "qrepl: invalid schema name 'qrepl_names\\n': identifiers must match" in message
+
+
+def test_article_name_with_a_trailing_newline_read_back_is_refused_in_the_macros(spark, monkeypatch):
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
+    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"])], ARTICLES_SCHEMA) \
+        .writeTo(wh.table("qrepl_articles")).overwritePartitions()
+    assert "qrepl: invalid article name 'items\\n': identifiers must match" in _qrepl_config_error(monkeypatch, SCHEMA)
