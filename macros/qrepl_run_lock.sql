@@ -4,9 +4,14 @@
         the metastore lets exactly one creator win, on the embedded Derby metastore, a shared
         PostgreSQL one and through a Thrift server alike. Its properties name the holder.
         A second `dbt run` / `qrepl run` fails fast here, naming the holder; `on-run-end`
-        releases the lock (also after a failed model); a lock left by a killed process is
-        removed with `qrepl unlock` (and `qrepl run` removes it itself when the holder was a
-        qrepl process on this host that no longer exists). -#}
+        releases the lock (also after a failed model).
+        Its one row is the holder's lease (python/qrepl/run_lock.py): a token, a renewal
+        count, the time it was last renewed and lease_seconds. `qrepl run` passes its token
+        and lease (QREPL_RUN_TOKEN, QREPL_RUN_LEASE) and renews the lease from a thread while
+        it runs; a lock whose lease expired is recovered by the next `qrepl run`. A plain
+        `dbt run` (a scheduler on a Thrift server) has nothing renewing it: its lock has no
+        lease (null), never expires, and a lock left by a killed plain run is removed with
+        `qrepl unlock`. -#}
     {%- if qrepl_is_running() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
         {%- set held = _qrepl_run_lock_holder() -%}
@@ -24,20 +29,42 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
                 'qrepl.invocation_id' = '{{ invocation_id }}',
                 'qrepl.acquired_at' = '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }} UTC'
             )
-            as select 1 as held
+            as select
+                '{{ _qrepl_run_lock_token() }}' as token,
+                cast(0 as bigint) as renewals,
+                current_timestamp() as renewed_at,
+                cast({{ _qrepl_run_lock_lease() }} as int) as lease_seconds
         {%- endcall -%}
     {%- endif -%}
 {% endmacro %}
 
 
 {% macro qrepl_release_run_lock() %}
-    {#- Drop the run lock if this invocation holds it (never another run's lock). -#}
+    {#- Drop the run lock if this invocation holds it (never another run's lock): a
+        compare-and-delete, as python/qrepl/run_lock.py claim_and_drop does. One MERGE
+        replaces this run's token by a released token only if the row still holds it (a lock
+        whose lease expired and that another process claimed no longer does), and the table is
+        dropped only when that token is read back. -#}
     {%- if qrepl_is_running() -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none and held.invocation_id == invocation_id -%}
-            {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
-                drop table if exists {{ _qrepl_identifier(target.schema, 'schema') }}.qrepl_run_lock purge
+            {%- set lock = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_run_lock' -%}
+            {%- set token = _qrepl_run_lock_token() -%}
+            {%- call statement('qrepl_claim_run_lock', fetch_result=false) -%}
+                merge into {{ lock }} as lock
+                using (select '{{ token }}' as token) as mine
+                    on lock.token = mine.token
+                when matched then update set
+                    lock.token = '{{ token }}-released',
+                    lock.renewals = lock.renewals + 1,
+                    lock.renewed_at = current_timestamp()
             {%- endcall -%}
+            {%- set tokens = run_query('select token from ' ~ lock) -%}
+            {%- if tokens.rows | length == 1 and tokens.rows[0][0] == token ~ '-released' -%}
+                {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
+                    drop table if exists {{ lock }} purge
+                {%- endcall -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}
@@ -68,4 +95,26 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
     {%- set named = env_var('QREPL_RUN_HOLDER', '') -%}
     {%- set text = named if named else 'dbt invocation ' ~ invocation_id -%}
     {{ return(modules.re.sub('[^A-Za-z0-9 _.:@=/-]', '_', text)[:200]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_lock_token() %}
+    {#- The lock row's token: `qrepl run`'s (QREPL_RUN_TOKEN, 32 hex digits, what its lease
+        keeper renews), else this invocation's id. Only safe characters reach the SQL text. -#}
+    {%- set named = env_var('QREPL_RUN_TOKEN', '') -%}
+    {%- if modules.re.fullmatch('[0-9a-f]{32}', named) -%}
+        {{ return(named) }}
+    {%- endif -%}
+    {{ return(modules.re.sub('[^A-Za-z0-9-]', '_', invocation_id)[:64]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_lock_lease() %}
+    {#- The lease in seconds `qrepl run` renews (QREPL_RUN_LEASE, set only while its lease
+        keeper runs), else 'null': no lease, a lock that never expires. -#}
+    {%- set lease = env_var('QREPL_RUN_LEASE', '') -%}
+    {%- if modules.re.fullmatch('[1-9][0-9]{0,6}', lease) and modules.re.fullmatch('[0-9a-f]{32}', env_var('QREPL_RUN_TOKEN', '')) -%}
+        {{ return(lease) }}
+    {%- endif -%}
+    {{ return('null') }}
 {% endmacro %}

@@ -112,8 +112,8 @@ def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
 
 def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: float = 0) -> dict[str, Any]:
     """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
-    or waits up to `wait_seconds` for it; a lock left by a dead qrepl process on this host is
-    recovered first."""
+    or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
+    died) is recovered first."""
     from .dbt_runner import run_queue_reader
     from .run_lock import wait_until_free
 
