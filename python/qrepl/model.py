@@ -74,6 +74,7 @@ REJECT_REASONS = (
     "missing column",
     "wrong value type",
     "key mismatch",
+    "duplicate command with other content",
     "duplicate command",
     "reused new_version",
 )

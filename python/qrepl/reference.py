@@ -121,7 +121,8 @@ class ReferenceReader:
     publisher: dict[str, dict[str, Row]] = field(default_factory=dict)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
     queue: list[Row] = field(default_factory=list)
-    batched: set[tuple] = field(default_factory=set)
+    batched: set[tuple] = field(default_factory=set)  # the staged content of every row an earlier batch took
+    batched_identities: set[tuple] = field(default_factory=set)  # their (subscriber, tran_id, command_seq, enqueued_at)
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
     used_versions: set[str] = field(default_factory=set)
     conflicts: list[Row] = field(default_factory=list)
@@ -288,6 +289,9 @@ class ReferenceReader:
                 return "wrong value type"
             if canonical_key(article, image) != row_key:
                 return "key mismatch"
+        if self._identity(row) in self.batched_identities:
+            # the identity of a command an earlier batch took, with other content: never dropped silently
+            return "duplicate command with other content"
         if batch.same_command[(*tkey, seq)] > 1 or tkey in self.batched_transactions:
             return "duplicate command"
         if new_v is not None:
@@ -317,7 +321,8 @@ class ReferenceReader:
             else:
                 transactions.setdefault(tkey, []).append(row)
         for row in new_rows:
-            self.batched.add(self._identity(row))
+            self.batched.add(self._content(row))
+            self.batched_identities.add(self._identity(row))
             self.batched_transactions.add((row.get("subscriber"), row.get("tran_id")))
             if row.get("new_version") is not None:
                 self.used_versions.add(row["new_version"])
@@ -352,13 +357,19 @@ class ReferenceReader:
 
     def _new_rows(self) -> list[Row]:
         """The queued rows not in an earlier batch, as the staging model reads them (op upper
-        case, versions lower case); byte-identical copies of a row collapse to one."""
+        case, versions lower case); byte-identical copies of a row collapse to one. A row is in
+        an earlier batch only if one took that very content: a row with the identity of a
+        batched command but other content is new (and quarantined)."""
         rows: dict[tuple, Row] = {}
         for raw in self.queue:
             row = staged_queue_row(raw)
-            if self._identity(row) not in self.batched:
-                rows.setdefault(tuple(row.get(c) for c in QUEUE_COLUMNS), row)
+            if self._content(row) not in self.batched:
+                rows.setdefault(self._content(row), row)
         return list(rows.values())
+
+    @staticmethod
+    def _content(row: Row) -> tuple:
+        return tuple(row.get(c) for c in QUEUE_COLUMNS)
 
     @staticmethod
     def _identity(row: Row) -> tuple:

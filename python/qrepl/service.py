@@ -72,12 +72,22 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
 
 def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
+    from pyspark.sql import functions as F
+
+    from .warehouse import QUEUE_COLUMNS
+
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
         finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")
         taken = wh.spark.table(wh.table("int_batch_commands")).join(finished, "batch_id", "left_semi") \
-            .select("subscriber", "tran_id", "command_seq", "enqueued_at")
-        queue = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
+            .select(*QUEUE_COLUMNS).distinct().alias("taken")
+        # a row is taken only if a batch took that very content (as staging reads it: op upper
+        # case, versions lower case); a row with a taken command's identity but other content
+        # is still to come (the next batch quarantines it)
+        staged = {"op": F.upper, "old_version": F.lower, "new_version": F.lower}
+        same = [staged.get(c, lambda col: col)(F.col(f"queued.{c}")).eqNullSafe(F.col(f"taken.{c}"))
+                for c in QUEUE_COLUMNS]
+        queue = queue.alias("queued").join(taken, same, "left_anti")
     return queue
 
 

@@ -45,10 +45,13 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
         raise ConfigError(f"batch {missing[0]} is not a finished batch of {wh.schema} "
                           f"(qrepl status shows the last one)")
     cut = spark.table(wh.table("int_batch_subscriptions"))
+    # the queue rows each batch took, as it read them (staged: op upper case, versions lower
+    # case, which staging them again leaves as they are). Not the queue joined on the command
+    # identity: a row with the identity of a taken command but other content is a later
+    # batch's (quarantined there), and the join would give it to both batches.
     taken = spark.table(wh.table("int_batch_commands"))
-    taken = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)).select("batch_id", "subscriber", "tran_id", "command_seq", "enqueued_at").distinct()
-    queue = spark.table(wh.table("replication_queue")).dropDuplicates()
-    rows = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "inner").collect()
+    rows = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)) \
+        .select("batch_id", *QUEUE_COLUMNS).distinct().collect()
     batches = []
     for batch_id in range(first, last + 1):
         subs = [r.asDict() for r in cut.where(cut.batch_id == batch_id)
