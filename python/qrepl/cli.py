@@ -447,7 +447,10 @@ def subscription_list() -> None:
 @subscription.command("drop")
 @click.argument("subscriber")
 def subscription_drop(subscriber) -> None:
-    """Drop SUBSCRIBER's subscription (its queued rows are then quarantined as unknown).
+    """Drop SUBSCRIBER's subscription. Its queued rows the queue reader has not taken are
+    never applied: quarantined as of an unknown subscriber, or, if SUBSCRIBER is added again,
+    rejected as of an older generation (the new subscription starts at a generation above the
+    dropped one's, kept in subscription_tombstones).
 
     \b
     Example:

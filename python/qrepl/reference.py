@@ -120,6 +120,9 @@ class ReferenceReader:
     publication: Publication
     publisher: dict[str, dict[str, Row]] = field(default_factory=dict)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
+    # a dropped subscription's last generation, by subscriber: adding it again starts above it,
+    # so the dropped incarnation's queued transactions are stale and never applied
+    dropped_generations: dict[str, int] = field(default_factory=dict)
     queue: list[Row] = field(default_factory=list)
     batched: set[tuple] = field(default_factory=set)  # the staged content of every row an earlier batch took
     batched_identities: set[tuple] = field(default_factory=set)  # their (subscriber, tran_id, command_seq, enqueued_at)
@@ -155,10 +158,21 @@ class ReferenceReader:
         self.publisher[article].pop(key, None)
 
     def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
+        """Subscribe at generation 0, or, for a subscriber dropped before, at one above the
+        dropped subscription's generation (its tombstone)."""
         mode = normalize_update_mode(update_mode)
+        generation = self.dropped_generations[subscriber] + 1 if subscriber in self.dropped_generations else 0
         self.subscriptions.setdefault(
-            subscriber, Subscription(subscriber, self.publication.name, update_mode=mode,
+            subscriber, Subscription(subscriber, self.publication.name, generation=generation, update_mode=mode,
                                      current_mode=initial_current_mode(mode)))
+
+    def drop_subscription(self, subscriber: str) -> None:
+        """Unsubscribe, keeping the generation in a tombstone: queued rows of the dropped
+        subscription are quarantined as of an unknown subscriber, or, once it is added again,
+        rejected as of an older generation."""
+        sub = self.subscriptions.pop(subscriber, None)
+        if sub is not None:
+            self.dropped_generations[subscriber] = max(sub.generation, self.dropped_generations.get(subscriber, -1))
 
     def reinitialize(self, subscriber: str) -> None:
         sub = self.subscriptions[subscriber]

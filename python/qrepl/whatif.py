@@ -84,11 +84,8 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
         backend.drop_subscription(name)
     for name, sub in wanted.items():
         if name not in current:
-            if isinstance(backend, ReferenceBackend):
-                backend.reader.add_subscription(name)
-            else:
-                backend.wh.add_subscription(name)
-            current[name] = 0
+            backend.add_subscription(name)
+            current[name] = backend.generation_of(name)  # above a dropped subscription's (its tombstone)
         while current[name] < sub["generation"]:
             backend.reinitialize(name)
             current[name] += 1

@@ -73,3 +73,27 @@ DUPLICATE_IDENTITY_EXPECTED = {
     "outcomes": [("t1", 1, "applied"), ("t2", 2, "applied")],
     "cities": {1: "a", 2: "c", 3: "x"},
 }
+
+
+# -- item 4: `subscription drop` then `add` of the same name, before a run ---------------------
+
+def drop_then_add_before_a_run(backend) -> dict:
+    """s1 queues t_old, is dropped and added again before any run, then queues t_new at the
+    generation its new subscription has: t_old belongs to the dropped incarnation."""
+    publisher(backend)
+    backend.enqueue([command("t_old", "U", 1, "old", old=version(1), new=version(201), enqueued_at=T0,
+                             generation=backend.generation_of("s1"))])
+    backend.drop_subscription("s1")
+    backend.add_subscription("s1")
+    backend.enqueue([command("t_new", "U", 2, "new", old=version(2), new=version(202),
+                             enqueued_at=T0 + timedelta(minutes=1), tran_seq=2,
+                             generation=backend.generation_of("s1"))])
+    backend.run(T0 + timedelta(hours=1))
+    return backend.outputs()
+
+
+DROP_THEN_ADD_EXPECTED = {
+    "generation": 1,
+    "outcomes": [("t_new", 1, "applied"), ("t_old", 1, "rejected_reinit")],
+    "cities": {1: "x", 2: "new", 3: "x"},
+}

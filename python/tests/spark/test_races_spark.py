@@ -28,3 +28,14 @@ def test_a_command_with_a_batched_identity_and_other_content_is_quarantined_on_s
     assert cases.outcomes(actual) == want["outcomes"]
     assert cases.cities(actual) == want["cities"]
     assert normalized_outputs(scenario, actual) == normalized_outputs(scenario, expected)
+
+
+def test_a_dropped_then_re_added_subscriptions_old_queue_is_never_applied_on_spark(spark):
+    scenario = _scenario()
+    reference, spark_backend = ReferenceBackend(scenario), SparkBackend(scenario, SCHEMA)
+    expected, actual = cases.drop_then_add_before_a_run(reference), cases.drop_then_add_before_a_run(spark_backend)
+    want = cases.DROP_THEN_ADD_EXPECTED
+    assert spark_backend.generation_of("s1") == want["generation"]
+    assert cases.outcomes(actual) == want["outcomes"]
+    assert cases.cities(actual) == want["cities"]
+    assert normalized_outputs(scenario, actual) == normalized_outputs(scenario, expected)

@@ -23,3 +23,12 @@ def test_a_command_with_a_batched_identity_and_other_content_is_quarantined():
 
 def test_duplicate_with_other_content_is_checked_before_duplicate_command():
     assert REJECT_REASONS.index("duplicate command with other content") + 1 == REJECT_REASONS.index("duplicate command")
+
+
+def test_a_dropped_then_re_added_subscriptions_old_queue_is_never_applied():
+    backend = _backend()
+    out = cases.drop_then_add_before_a_run(backend)
+    expected = cases.DROP_THEN_ADD_EXPECTED
+    assert backend.generation_of("s1") == expected["generation"]
+    assert cases.outcomes(out) == expected["outcomes"]
+    assert cases.cities(out) == expected["cities"]
