@@ -156,6 +156,13 @@ qrepl: unsupported column type '{{ type_name }}'
 {% endmacro %}
 
 
+{% macro qrepl_max_key_bytes() %}
+    {#- A queued row_key longer than this (UTF-8 bytes) is quarantined as an oversize key
+        (model.MAX_KEY_BYTES: a D command's key, bounded as an I or U command's row is). -#}
+    {{ return(65536) }}
+{% endmacro %}
+
+
 {% macro qrepl_uuid_pattern() %}
     {#- Canonical lower-case UUID text (model.UUID_TEXT); versions are lower-cased in staging.
         For `rlike` inside a SQL string literal: it ends in Java's \z (the very end), not $,

@@ -320,6 +320,7 @@ commands_checked as (
                 or commands.command_seq > commands.command_seq_count
                 then 'command_seq not 1..n'
             when octet_length(commands.new_row) > {{ qrepl_max_row_bytes() }} then 'oversize row'
+            when octet_length(commands.row_key) > {{ qrepl_max_key_bytes() }} then 'oversize key'
             when commands.op = 'I' and commands.old_version is not null then 'I with old_version'
             when commands.op = 'I' and commands.new_version is null then 'I without new_version'
             when commands.op = 'U' and commands.old_version is null then 'U without old_version'

@@ -56,6 +56,7 @@ REJECT_REASONS = (
     "bad op",
     "command_seq not 1..n",
     "oversize row",
+    "oversize key",
     "I with old_version",
     "I without new_version",
     "U without old_version",
@@ -86,6 +87,9 @@ DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)\Z")
 
 # What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
 MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
+# A queued row_key larger than this is quarantined. An I or U command's key is part of its
+# new_row, so MAX_ROW_BYTES bounds it already; a D command carries only its key, bounded here alike.
+MAX_KEY_BYTES = MAX_ROW_BYTES
 UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\Z")

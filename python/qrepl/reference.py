@@ -16,6 +16,7 @@ from typing import Any
 from .model import (
     CONFLICT_CODES,
     CONFLICT_REASONS,
+    MAX_KEY_BYTES,
     MAX_ROW_BYTES,
     REJECT_WHOLE_TRANSACTION,
     UUID_TEXT,
@@ -268,6 +269,8 @@ class ReferenceReader:
             return "command_seq not 1..n"
         if isinstance(row.get("new_row"), str) and len(row["new_row"].encode("utf-8")) > MAX_ROW_BYTES:
             return "oversize row"
+        if isinstance(row.get("row_key"), str) and len(row["row_key"].encode("utf-8")) > MAX_KEY_BYTES:
+            return "oversize key"
         for bad_op, field_name, present in (("I", "old_version", True), ("I", "new_version", False),
                                             ("U", "old_version", False), ("U", "new_version", False),
                                             ("D", "old_version", False), ("D", "new_version", True)):

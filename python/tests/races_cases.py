@@ -97,3 +97,26 @@ DROP_THEN_ADD_EXPECTED = {
     "outcomes": [("t_new", 1, "applied"), ("t_old", 1, "rejected_reinit")],
     "cities": {1: "x", 2: "new", 3: "x"},
 }
+
+
+# -- item 5: a D command's row_key is bounded like a row ---------------------------------------
+
+def oversize_delete_key(backend) -> dict:
+    """A D command whose (canonical) key is over 64 KiB, beside a good transaction."""
+    from qrepl.model import MAX_KEY_BYTES
+
+    publisher(backend)
+    big = json.dumps({"tag": "k" * MAX_KEY_BYTES}, separators=(",", ":"))
+    delete = {**command("t_big", "D", 0, None, old=version(301), new=None, enqueued_at=T0), "article": "tags",
+              "row_key": big}
+    good = command("t_good", "U", 1, "a", old=version(1), new=version(302), enqueued_at=T0, tran_seq=2)
+    backend.enqueue([delete, good])
+    backend.run(T0 + timedelta(hours=1))
+    return backend.outputs()
+
+
+OVERSIZE_KEY_EXPECTED = {
+    "rejects": [("s1", "t_big", "", "oversize key")],
+    "outcomes": [("t_good", 1, "applied")],
+    "cities": {1: "a", 2: "x", 3: "x"},
+}

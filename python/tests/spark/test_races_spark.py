@@ -39,3 +39,12 @@ def test_a_dropped_then_re_added_subscriptions_old_queue_is_never_applied_on_spa
     assert cases.outcomes(actual) == want["outcomes"]
     assert cases.cities(actual) == want["cities"]
     assert normalized_outputs(scenario, actual) == normalized_outputs(scenario, expected)
+
+
+def test_an_oversize_delete_key_is_quarantined_on_spark(spark):
+    scenario, expected, actual = _both(spark, cases.oversize_delete_key)
+    want = cases.OVERSIZE_KEY_EXPECTED
+    assert cases.rejects(actual) == want["rejects"]
+    assert cases.outcomes(actual) == want["outcomes"]
+    assert cases.cities(actual) == want["cities"]
+    assert normalized_outputs(scenario, actual) == normalized_outputs(scenario, expected)

@@ -32,3 +32,11 @@ def test_a_dropped_then_re_added_subscriptions_old_queue_is_never_applied():
     assert backend.generation_of("s1") == expected["generation"]
     assert cases.outcomes(out) == expected["outcomes"]
     assert cases.cities(out) == expected["cities"]
+
+
+def test_an_oversize_delete_key_is_quarantined():
+    out = cases.oversize_delete_key(_backend())
+    expected = cases.OVERSIZE_KEY_EXPECTED
+    assert cases.rejects(out) == expected["rejects"]
+    assert cases.outcomes(out) == expected["outcomes"]
+    assert cases.cities(out) == expected["cities"]
