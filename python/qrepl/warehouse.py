@@ -21,6 +21,7 @@ from .model import (
     check_identifier,
     initial_current_mode,
     normalize_update_mode,
+    publication_from_dict,
     typed_row,
 )
 
@@ -134,10 +135,19 @@ class Warehouse:
             return None
         p = rows[0]
         articles = [
-            Article(a.article, tuple(a.key_columns), dict(zip(a.column_names, a.column_types)))
+            {"name": a.article, "key": list(a.key_columns or []),
+             "columns": dict(zip(a.column_names or [], a.column_types or []))}
             for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect()
         ]
-        return Publication(p.publication, p.policy, p.conflict_retention_days, p.centralized_conflicts, articles)
+        # validated as on creation: the config tables can be written by anyone with access, and
+        # these names reach SQL text (the dbt macros check them again when they read them)
+        try:
+            return publication_from_dict({"publication": p.publication, "policy": p.policy,
+                                          "conflict_retention_days": p.conflict_retention_days,
+                                          "centralized_conflicts": p.centralized_conflicts, "articles": articles})
+        except ConfigError as exc:
+            raise ConfigError(f"{self.table('qrepl_publication')} / {self.table('qrepl_articles')} hold an invalid "
+                              f"publication: {exc}") from exc
 
     def write_publication(self, pub: Publication) -> None:
         """Create or update the publication: config rows, and a table per article."""
