@@ -62,15 +62,41 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
 
 
 def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
-    """Each article's rows in the snapshot current when the batch started."""
+    """Each article's rows in the snapshot current when the batch started. Refused (one line)
+    when that snapshot was expired (`qrepl maintain`): the table is not empty then, only its
+    past is gone, and replaying from nothing would report wrong numbers."""
     out = {}
     for article in wh.require_publication().articles:
+        snapshots = {r.snapshot_id: r.parent_id for r in wh.spark.table(f"{wh.table(article.name)}.snapshots")
+                     .select("snapshot_id", "parent_id").collect()}
         history = wh.spark.table(f"{wh.table(article.name)}.history")
         before = history.where(history.made_current_at <= batch.started_at) \
             .orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+        # a snapshot whose parent is gone: the table's history before it was expired
+        expired_past = any(parent is not None and parent not in snapshots for parent in snapshots.values())
+        if (before is not None and before.snapshot_id not in snapshots) or (before is None and expired_past):
+            raise ConfigError(
+                f"what-if needs article {article.name} as it was when batch {batch.batch_id} started "
+                f"({batch.started_at}), but that snapshot was expired (qrepl maintain): replay later batches only "
+                f"(--batches N..M)")
         rows = table_at(wh, article.name, before.snapshot_id if before else None).collect()
         out[article.name] = [r.asDict() for r in rows]
     return out
+
+
+SCRATCH_MARKER = "qrepl_whatif_scratch"
+
+
+def check_scratch(wh: Warehouse, scratch: str) -> None:
+    """Refuse to use (and so drop) `scratch` unless it is empty or whatif made it: it holds
+    the marker table whatif writes into every scratch schema it creates."""
+    spark = wh.spark
+    if not spark.catalog.databaseExists(scratch):
+        return
+    tables = {t.name for t in spark.catalog.listTables(scratch) if not t.isTemporary}
+    if tables and SCRATCH_MARKER not in tables:
+        raise ConfigError(f"schema {scratch} exists and was not made by qrepl whatif (it has no table "
+                          f"{SCRATCH_MARKER}); whatif would drop it: drop or rename it yourself first")
 
 
 def _follow_subscriptions(backend, batch: Batch) -> None:
@@ -101,7 +127,12 @@ def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: 
     """The batches under `policy`, from the publisher before the first one; normalized outputs."""
     pub = replace(wh.require_publication(), policy=policy)
     scenario = Scenario("whatif", pub, [], [])
-    backend = ReferenceBackend(scenario) if reference else SparkBackend(scenario, scratch)
+    if reference:
+        backend = ReferenceBackend(scenario)
+    else:
+        check_scratch(wh, scratch)
+        backend = SparkBackend(scenario, scratch)
+        backend.wh._create(SCRATCH_MARKER, "made_by STRING")  # what check_scratch looks for
     for article, rows in publisher_before(wh, batches[0]).items():
         backend.put_publisher_rows(article, rows)
     for batch in batches:
@@ -138,6 +169,9 @@ def whatif(wh: Warehouse, policies: list[str], first: int, last: int | None = No
         raise ConfigError(f"batches must be N..M with 1 <= N <= M, got {first}..{last}")
     batches = read_batches(wh, first, last)
     scratch = f"{wh.schema}_whatif"
+    if not reference:
+        check_scratch(wh, scratch)
+    publisher_before(wh, batches[0])  # refused before any replay if that snapshot is gone
     results = {}
     for policy in dict.fromkeys([live.policy, *(normalize_policy(p) for p in policies)]):
         progress(f"what-if: batches {first}..{last} under {policy} "
