@@ -40,27 +40,18 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
 
 
 {% macro qrepl_release_run_lock() %}
-    {#- Drop the run lock if this invocation holds it (never another run's lock): a
-        compare-and-delete, as python/qrepl/run_lock.py claim_and_drop does. One MERGE
-        replaces this run's token by a released token only if the row still holds it (a lock
-        whose lease expired and that another process claimed no longer does), and the table is
-        dropped only when that token is read back. -#}
+    {#- Drop the run lock if this run holds it (never another run's lock): its invocation id
+        in the properties and its token in the row. Not a compare-and-swap MERGE: the lease
+        keeper of `qrepl run` (python/qrepl/run_lock.py) may renew the lease at this very
+        moment, and two MERGEs on the lock's row make one of them fail its commit, which
+        here would fail the run. A lock whose lease expired and that another process claimed
+        carries that process's token, so it is not dropped here. -#}
     {%- if qrepl_is_running() -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none and held.invocation_id == invocation_id -%}
             {%- set lock = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_run_lock' -%}
-            {%- set token = _qrepl_run_lock_token() -%}
-            {%- call statement('qrepl_claim_run_lock', fetch_result=false) -%}
-                merge into {{ lock }} as lock
-                using (select '{{ token }}' as token) as mine
-                    on lock.token = mine.token
-                when matched then update set
-                    lock.token = '{{ token }}-released',
-                    lock.renewals = lock.renewals + 1,
-                    lock.renewed_at = current_timestamp()
-            {%- endcall -%}
             {%- set tokens = run_query('select token from ' ~ lock) -%}
-            {%- if tokens.rows | length == 1 and tokens.rows[0][0] == token ~ '-released' -%}
+            {%- if tokens.rows | length == 1 and tokens.rows[0][0] == _qrepl_run_lock_token() -%}
                 {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
                     drop table if exists {{ lock }} purge
                 {%- endcall -%}
