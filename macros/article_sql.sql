@@ -285,7 +285,7 @@
     {%- set json = 'parsed.queued_row.new_row' -%}
     {%- if type == 'string' -%}
         ({{ typed }} is not null and (
-            ({{ typed }} rlike '^[-+0-9.eE]+$'
+            ({{ typed }} rlike '^[-+0-9.eE]+\\z'
              and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
             or ({{ typed }} in ('true', 'false')
                 and {{ _json_field(json, name, 'BOOLEAN') }} is not null)))

@@ -106,9 +106,10 @@ qrepl: unknown policy '{{ policy }}': use publisher_wins, publisher_wins_reinit 
 
 
 {% macro _qrepl_identifier(name, what) %}
-    {%- if name is none or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name | string) -%}
+    {#- fullmatch, not match with ^...$: `$` also matches before a final newline ('north\n') -#}
+    {%- if name is none or not modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', name | string) -%}
         {%- set msg -%}
-qrepl: invalid {{ what }} name '{{ name }}': identifiers must match ^[A-Za-z_][A-Za-z0-9_]*$
+qrepl: invalid {{ what }} name '{{ (name | string).replace('\\', '\\\\').replace('\n', '\\n').replace('\r', '\\r') }}': identifiers must match ^[A-Za-z_][A-Za-z0-9_]*$
         {%- endset -%}
         {{ exceptions.raise_compiler_error(msg) }}
     {%- endif -%}
@@ -139,7 +140,7 @@ qrepl: article column name '{{ name }}' is reserved by the queue reader; rename 
     {%- set t = (type_name or '') | trim | lower -%}
     {#- model.SCALAR_TYPES and decimal(p,s) -#}
     {%- if t not in ['tinyint', 'smallint', 'int', 'bigint', 'string', 'float', 'double', 'boolean', 'date']
-            and not modules.re.match('^decimal\\(\\d+,\\s*\\d+\\)$', t) -%}
+            and not modules.re.fullmatch('decimal\\(\\d+,\\s*\\d+\\)', t) -%}
         {%- set msg -%}
 qrepl: unsupported column type '{{ type_name }}'
         {%- endset -%}
@@ -156,7 +157,16 @@ qrepl: unsupported column type '{{ type_name }}'
 {% endmacro %}
 
 
+{% macro qrepl_max_key_bytes() %}
+    {#- A queued row_key longer than this (UTF-8 bytes) is quarantined as an oversize key
+        (model.MAX_KEY_BYTES: a D command's key, bounded as an I or U command's row is). -#}
+    {{ return(65536) }}
+{% endmacro %}
+
+
 {% macro qrepl_uuid_pattern() %}
-    {#- Canonical lower-case UUID text (model.UUID_TEXT); versions are lower-cased in staging. -#}
-    {{ return('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$') }}
+    {#- Canonical lower-case UUID text (model.UUID_TEXT); versions are lower-cased in staging.
+        For `rlike` inside a SQL string literal: it ends in Java's \z (the very end), not $,
+        which also matches before a final newline. -#}
+    {{ return('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\\\z') }}
 {% endmacro %}

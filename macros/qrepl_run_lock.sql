@@ -4,9 +4,14 @@
         the metastore lets exactly one creator win, on the embedded Derby metastore, a shared
         PostgreSQL one and through a Thrift server alike. Its properties name the holder.
         A second `dbt run` / `qrepl run` fails fast here, naming the holder; `on-run-end`
-        releases the lock (also after a failed model); a lock left by a killed process is
-        removed with `qrepl unlock` (and `qrepl run` removes it itself when the holder was a
-        qrepl process on this host that no longer exists). -#}
+        releases the lock (also after a failed model).
+        Its one row is the holder's lease (python/qrepl/run_lock.py): a token, a renewal
+        count, the time it was last renewed and lease_seconds. `qrepl run` passes its token
+        and lease (QREPL_RUN_TOKEN, QREPL_RUN_LEASE) and renews the lease from a thread while
+        it runs; a lock whose lease expired is recovered by the next `qrepl run`. A plain
+        `dbt run` (a scheduler on a Thrift server) has nothing renewing it: its lock has no
+        lease (null), never expires, and a lock left by a killed plain run is removed with
+        `qrepl unlock`. -#}
     {%- if qrepl_is_running() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
         {%- set held = _qrepl_run_lock_holder() -%}
@@ -24,20 +29,33 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
                 'qrepl.invocation_id' = '{{ invocation_id }}',
                 'qrepl.acquired_at' = '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }} UTC'
             )
-            as select 1 as held
+            as select
+                '{{ _qrepl_run_lock_token() }}' as token,
+                cast(0 as bigint) as renewals,
+                current_timestamp() as renewed_at,
+                cast({{ _qrepl_run_lock_lease() }} as int) as lease_seconds
         {%- endcall -%}
     {%- endif -%}
 {% endmacro %}
 
 
 {% macro qrepl_release_run_lock() %}
-    {#- Drop the run lock if this invocation holds it (never another run's lock). -#}
+    {#- Drop the run lock if this run holds it (never another run's lock): its invocation id
+        in the properties and its token in the row. Not a compare-and-swap MERGE: the lease
+        keeper of `qrepl run` (python/qrepl/run_lock.py) may renew the lease at this very
+        moment, and two MERGEs on the lock's row make one of them fail its commit, which
+        here would fail the run. A lock whose lease expired and that another process claimed
+        carries that process's token, so it is not dropped here. -#}
     {%- if qrepl_is_running() -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none and held.invocation_id == invocation_id -%}
-            {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
-                drop table if exists {{ _qrepl_identifier(target.schema, 'schema') }}.qrepl_run_lock purge
-            {%- endcall -%}
+            {%- set lock = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_run_lock' -%}
+            {%- set tokens = run_query('select token from ' ~ lock) -%}
+            {%- if tokens.rows | length == 1 and tokens.rows[0][0] == _qrepl_run_lock_token() -%}
+                {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
+                    drop table if exists {{ lock }} purge
+                {%- endcall -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}
@@ -68,4 +86,26 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
     {%- set named = env_var('QREPL_RUN_HOLDER', '') -%}
     {%- set text = named if named else 'dbt invocation ' ~ invocation_id -%}
     {{ return(modules.re.sub('[^A-Za-z0-9 _.:@=/-]', '_', text)[:200]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_lock_token() %}
+    {#- The lock row's token: `qrepl run`'s (QREPL_RUN_TOKEN, 32 hex digits, what its lease
+        keeper renews), else this invocation's id. Only safe characters reach the SQL text. -#}
+    {%- set named = env_var('QREPL_RUN_TOKEN', '') -%}
+    {%- if modules.re.fullmatch('[0-9a-f]{32}', named) -%}
+        {{ return(named) }}
+    {%- endif -%}
+    {{ return(modules.re.sub('[^A-Za-z0-9-]', '_', invocation_id)[:64]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_lock_lease() %}
+    {#- The lease in seconds `qrepl run` renews (QREPL_RUN_LEASE, set only while its lease
+        keeper runs), else 'null': no lease, a lock that never expires. -#}
+    {%- set lease = env_var('QREPL_RUN_LEASE', '') -%}
+    {%- if modules.re.fullmatch('[1-9][0-9]{0,6}', lease) and modules.re.fullmatch('[0-9a-f]{32}', env_var('QREPL_RUN_TOKEN', '')) -%}
+        {{ return(lease) }}
+    {%- endif -%}
+    {{ return('null') }}
 {% endmacro %}

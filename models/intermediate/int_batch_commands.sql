@@ -20,6 +20,14 @@
     finished after a crash resolves against what the batch first saw. -#}
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
+{#- a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
+    earlier batch took a queued row only if it took that very content; a row with the
+    identity of a taken command but other content is new, and quarantined -#}
+{%- set identity_columns = ['subscriber', 'tran_id', 'command_seq', 'enqueued_at'] -%}
+{%- set content_columns = [
+    'subscriber', 'generation', 'tran_id', 'tran_seq', 'command_seq', 'article', 'op', 'row_key',
+    'old_version', 'new_version', 'new_row', 'old_row', 'enqueued_at',
+] -%}
 
 with
 
@@ -45,20 +53,29 @@ int_batch_subscriptions as (
 
     taken_before as (
 
-        {#- the queue rows read that an earlier batch already took: when only the rows appended
-            since the last batch are read, a handful (a command delivered again) -#}
+        {#- the queue rows read that an earlier batch already took, content and all: when only
+            the rows appended since the last batch are read, a handful (a command delivered
+            again) -#}
         select
             earlier_batches.subscriber,
+            earlier_batches.generation,
             earlier_batches.tran_id,
+            earlier_batches.tran_seq,
             earlier_batches.command_seq,
+            earlier_batches.article,
+            earlier_batches.op,
+            earlier_batches.row_key,
+            earlier_batches.old_version,
+            earlier_batches.new_version,
+            earlier_batches.new_row,
+            earlier_batches.old_row,
             earlier_batches.enqueued_at
         from earlier_batches
         left semi join stg_replication_queue as queued
             on
-                earlier_batches.subscriber <=> queued.subscriber
-                and earlier_batches.tran_id <=> queued.tran_id
-                and earlier_batches.command_seq <=> queued.command_seq
-                and earlier_batches.enqueued_at <=> queued.enqueued_at
+                {%- for column in content_columns %}
+                    {{ 'and ' if not loop.first }}earlier_batches.{{ column }} <=> queued.{{ column }}
+                {%- endfor %}
 
     ),
 {% endif %}
@@ -70,10 +87,9 @@ new_queue_rows as (
     {% if is_incremental() %}
         left anti join taken_before
             on
-                queued.subscriber <=> taken_before.subscriber
-                and queued.tran_id <=> taken_before.tran_id
-                and queued.command_seq <=> taken_before.command_seq
-                and queued.enqueued_at <=> taken_before.enqueued_at
+                {%- for column in content_columns %}
+                    {{ 'and ' if not loop.first }}queued.{{ column }} <=> taken_before.{{ column }}
+                {%- endfor %}
     {% endif %}
     where {{ batch_not_yet_written(batch_id) }}
 
@@ -207,6 +223,33 @@ earlier_transactions as (
 
 ),
 
+earlier_identities as (
+
+    {% if is_incremental() %}
+        {#- the identities of earlier commands this batch's commands carry again (with other
+            content: the same content was taken before and is not new) -#}
+        select distinct
+            earlier_batches.subscriber,
+            earlier_batches.tran_id,
+            earlier_batches.command_seq,
+            earlier_batches.enqueued_at
+        from earlier_batches
+        left semi join new_commands
+            on
+                {%- for column in identity_columns %}
+                    {{ 'and ' if not loop.first }}earlier_batches.{{ column }} <=> new_commands.{{ column }}
+                {%- endfor %}
+    {% else %}
+        select
+            cast(null as string) as subscriber,
+            cast(null as string) as tran_id,
+            cast(null as int) as command_seq,
+            cast(null as timestamp) as enqueued_at
+        where false
+    {% endif %}
+
+),
+
 earlier_versions as (
 
     {% if is_incremental() %}
@@ -274,6 +317,7 @@ duplicates_counted as (
         versions_counted.*,
         earlier_transactions.tran_id is not null as tran_id_taken_before,
         transaction_orders.queue_order,
+        earlier_identities.tran_id is not null as identity_taken_before,
         count(*) over (
             partition by versions_counted.tran_id, versions_counted.subscriber
             order by versions_counted.command_seq
@@ -291,6 +335,11 @@ duplicates_counted as (
         on
             versions_counted.subscriber = transaction_orders.subscriber
             and versions_counted.tran_id = transaction_orders.tran_id
+    left join earlier_identities
+        on
+            {%- for column in identity_columns %}
+                {{ 'and ' if not loop.first }}versions_counted.{{ column }} <=> earlier_identities.{{ column }}
+            {%- endfor %}
 
 ),
 
@@ -312,6 +361,7 @@ commands_checked as (
                 or commands.command_seq > commands.command_seq_count
                 then 'command_seq not 1..n'
             when octet_length(commands.new_row) > {{ qrepl_max_row_bytes() }} then 'oversize row'
+            when octet_length(commands.row_key) > {{ qrepl_max_key_bytes() }} then 'oversize key'
             when commands.op = 'I' and commands.old_version is not null then 'I with old_version'
             when commands.op = 'I' and commands.new_version is null then 'I without new_version'
             when commands.op = 'U' and commands.old_version is null then 'U without old_version'
@@ -335,6 +385,7 @@ commands_checked as (
             when commands.op in ('I', 'U') and commands.row_wrong_type then 'wrong value type'
             when commands.op in ('I', 'U') and not (commands.typed_key <=> commands.row_key) then 'key mismatch'
             when commands.publisher_copies > 1 then 'publisher table holds this key more than once'
+            when commands.identity_taken_before then 'duplicate command with other content'
             when commands.same_command_count > 1 or commands.tran_id_taken_before
                 then 'duplicate command'
             when

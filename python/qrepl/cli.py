@@ -117,8 +117,9 @@ def run(wait_seconds: float) -> None:
     """Run the queue reader once (dbt run on the embedded Spark).
 
     One queue reader runs at a time per publication: a second one fails at once naming the
-    holder (or waits with --wait). A lock left by a qrepl process that died on this host is
-    recovered automatically; any other stale lock is removed with `qrepl unlock`.
+    holder (or waits with --wait). A lock left by a `qrepl run` that died is recovered
+    automatically once its lease expires (QREPL_RUN_LOCK_LEASE_SECONDS, default 120); a lock
+    left by a plain `dbt run` is removed with `qrepl unlock`.
 
     \b
     Example:
@@ -320,11 +321,16 @@ def enqueue(file, subscriber) -> None:
 
 
 @main.command()
-def unlock() -> None:
+@click.option("--force", is_flag=True, help="Also remove a lock whose holder's lease is still being renewed.")
+def unlock(force: bool) -> None:
     """Remove the queue reader's run lock left by a process that died (SIGKILL, power cut).
 
-    Only use it when the holder it names is really gone: two queue readers at once would
-    cut the same batch twice.
+    A lock taken by `qrepl run` carries a lease its process renews while it runs: unlock
+    refuses it while the lease is live (the next `qrepl run` recovers it by itself once the
+    lease expires). A lock taken by a plain `dbt run` has no lease: unlock removes it, so
+    only use it when the holder it names is really gone: two queue readers at once would
+    cut the same batch twice. Either way only the holder it read is removed, never a lock
+    another run took meanwhile.
 
     \b
     Example:
@@ -333,7 +339,7 @@ def unlock() -> None:
     from .run_lock import release
     from .service import warehouse
 
-    holder = release(warehouse(_schema()))
+    holder = release(warehouse(_schema()), force=force)
     _echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
 
@@ -457,7 +463,10 @@ def subscription_list() -> None:
 @subscription.command("drop")
 @click.argument("subscriber")
 def subscription_drop(subscriber) -> None:
-    """Drop SUBSCRIBER's subscription (its queued rows are then quarantined as unknown).
+    """Drop SUBSCRIBER's subscription. Its queued rows the queue reader has not taken are
+    never applied: quarantined as of an unknown subscriber, or, if SUBSCRIBER is added again,
+    rejected as of an older generation (the new subscription starts at a generation above the
+    dropped one's, kept in subscription_tombstones).
 
     \b
     Example:
@@ -622,7 +631,7 @@ def _status_lines(report: dict) -> list[str]:
                      + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
     holder = report["run_lock"]
     if holder is not None:
-        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at}")
+        lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at} ({holder.lease_text()})")
     return lines
 
 

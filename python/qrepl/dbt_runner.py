@@ -93,19 +93,27 @@ def _operation_detail(errors: list[str]) -> str:
 
 
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
-    """One queue-reader run: `dbt run` of the whole project."""
-    from .run_lock import holder_text
+    """One queue-reader run: `dbt run` of the whole project. The run lock the project takes
+    carries this run's token and a lease (QREPL_RUN_LOCK_LEASE_SECONDS, default 120 s), which a
+    thread of this process renews until dbt returns (run_lock.LeaseKeeper)."""
+    from .run_lock import RUN_LEASE_ENV, TOKEN_ENV, LeaseKeeper, holder_text, lease_seconds, new_token
+    from .spark import get_spark
+    from .warehouse import Warehouse
 
+    token, lease = new_token(), lease_seconds()
     os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
     os.environ["QREPL_RUN_HOLDER"] = holder_text()  # names this process in the run lock
+    os.environ[TOKEN_ENV] = token  # the lock row's token: what the lease keeper renews
+    os.environ[RUN_LEASE_ENV] = str(lease)  # only while it runs: a lock nothing renews has no lease
     try:
-        return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
+        with LeaseKeeper(Warehouse(get_spark(), schema), token, lease):
+            return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
     except Exception:
-        _release_own_lock(schema)
+        _release_own_lock(schema, token)
         raise
     finally:
-        os.environ.pop("QREPL_BATCH_TIME", None)
-        os.environ.pop("QREPL_RUN_HOLDER", None)
+        for name in ("QREPL_BATCH_TIME", "QREPL_RUN_HOLDER", TOKEN_ENV, RUN_LEASE_ENV):
+            os.environ.pop(name, None)
 
 
 def stamp_publisher(wh) -> None:
@@ -120,7 +128,7 @@ def stamp_publisher(wh) -> None:
     dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
 
 
-def _release_own_lock(schema: str) -> None:
+def _release_own_lock(schema: str, token: str) -> None:
     """After a failed run: this process's own run lock, if dbt left it behind (best effort; the
     run's own error is what the caller sees)."""
     from .run_lock import release_if_mine
@@ -128,6 +136,6 @@ def _release_own_lock(schema: str) -> None:
     from .warehouse import Warehouse
 
     try:
-        release_if_mine(Warehouse(get_spark(), schema))
+        release_if_mine(Warehouse(get_spark(), schema), token)
     except Exception:  # noqa: BLE001 - a second failure must not hide the first
         pass

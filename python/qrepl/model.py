@@ -16,7 +16,8 @@ from decimal import Context, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Patterns end in \Z, not $: `$` also matches before a final newline, so "north\n" would pass.
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 POLICIES = ("publisher_wins", "publisher_wins_reinit", "subscriber_wins")
 POLICY_ALIASES = {
@@ -57,6 +58,7 @@ REJECT_REASONS = (
     "bad op",
     "command_seq not 1..n",
     "oversize row",
+    "oversize key",
     "I with old_version",
     "I without new_version",
     "U without old_version",
@@ -75,6 +77,7 @@ REJECT_REASONS = (
     "missing column",
     "wrong value type",
     "key mismatch",
+    "duplicate command with other content",
     "duplicate command",
     "reused new_version",
 )
@@ -85,11 +88,14 @@ REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date")
 SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date")
 INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
-DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)\Z")
 
 # What the queue reader accepts (the dbt macro `queued_rows_typed_sql` spells the same rules).
 MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quarantined
-UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# A queued row_key larger than this is quarantined. An I or U command's key is part of its
+# new_row, so MAX_ROW_BYTES bounds it already; a D command carries only its key, bounded here alike.
+MAX_KEY_BYTES = MAX_ROW_BYTES
+UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # A decimal's text (a JSON string's content, or a JSON number as written): digits, an optional
 # fraction and an optional exponent of at most 9 digits. The dbt macro `_decimal_fits` spells
@@ -196,7 +202,7 @@ def conflict_message(subscriber: str, tran_id: str, rows: list[dict]) -> str:
 
 
 def check_identifier(name: Any, what: str) -> str:
-    if not isinstance(name, str) or not IDENTIFIER.match(name):
+    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
         raise ConfigError(f"invalid {what} name {name!r}: must match ^[A-Za-z_][A-Za-z0-9_]*$")
     return name
 

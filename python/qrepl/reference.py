@@ -16,6 +16,7 @@ from typing import Any
 from .model import (
     CONFLICT_CODES,
     CONFLICT_REASONS,
+    MAX_KEY_BYTES,
     MAX_ROW_BYTES,
     REJECT_WHOLE_TRANSACTION,
     UUID_TEXT,
@@ -144,9 +145,13 @@ class ReferenceReader:
     publication: Publication
     publisher: dict[str, dict[str, Row]] = field(default_factory=dict)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
+    # a dropped subscription's last generation, by subscriber: adding it again starts above it,
+    # so the dropped incarnation's queued transactions are stale and never applied
+    dropped_generations: dict[str, int] = field(default_factory=dict)
     queue: list[Row] = field(default_factory=list)
     queue_commits: int = 0
-    batched: set[tuple] = field(default_factory=set)
+    batched: set[tuple] = field(default_factory=set)  # the staged content of every row an earlier batch took
+    batched_identities: set[tuple] = field(default_factory=set)  # their (subscriber, tran_id, command_seq, enqueued_at)
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
     used_versions: set[str] = field(default_factory=set)
     conflicts: list[Row] = field(default_factory=list)
@@ -179,10 +184,21 @@ class ReferenceReader:
         self.publisher[article].pop(key, None)
 
     def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
+        """Subscribe at generation 0, or, for a subscriber dropped before, at one above the
+        dropped subscription's generation (its tombstone)."""
         mode = normalize_update_mode(update_mode)
+        generation = self.dropped_generations[subscriber] + 1 if subscriber in self.dropped_generations else 0
         self.subscriptions.setdefault(
-            subscriber, Subscription(subscriber, self.publication.name, update_mode=mode,
+            subscriber, Subscription(subscriber, self.publication.name, generation=generation, update_mode=mode,
                                      current_mode=initial_current_mode(mode)))
+
+    def drop_subscription(self, subscriber: str) -> None:
+        """Unsubscribe, keeping the generation in a tombstone: queued rows of the dropped
+        subscription are quarantined as of an unknown subscriber, or, once it is added again,
+        rejected as of an older generation."""
+        sub = self.subscriptions.pop(subscriber, None)
+        if sub is not None:
+            self.dropped_generations[subscriber] = max(sub.generation, self.dropped_generations.get(subscriber, -1))
 
     def reinitialize(self, subscriber: str) -> None:
         sub = self.subscriptions[subscriber]
@@ -278,6 +294,8 @@ class ReferenceReader:
             return "command_seq not 1..n"
         if isinstance(row.get("new_row"), str) and len(row["new_row"].encode("utf-8")) > MAX_ROW_BYTES:
             return "oversize row"
+        if isinstance(row.get("row_key"), str) and len(row["row_key"].encode("utf-8")) > MAX_KEY_BYTES:
+            return "oversize key"
         for bad_op, field_name, present in (("I", "old_version", True), ("I", "new_version", False),
                                             ("U", "old_version", False), ("U", "new_version", False),
                                             ("D", "old_version", False), ("D", "new_version", True)):
@@ -313,6 +331,9 @@ class ReferenceReader:
                 return "wrong value type"
             if canonical_key(article, image) != row_key:
                 return "key mismatch"
+        if self._identity(row) in self.batched_identities:
+            # the identity of a command an earlier batch took, with other content: never dropped silently
+            return "duplicate command with other content"
         if batch.same_command[(*tkey, seq)] > 1 or tkey in self.batched_transactions:
             return "duplicate command"
         if new_v is not None:
@@ -343,7 +364,8 @@ class ReferenceReader:
             else:
                 transactions.setdefault(tkey, []).append(row)
         for row in new_rows:
-            self.batched.add(self._identity(row))
+            self.batched.add(self._content(row))
+            self.batched_identities.add(self._identity(row))
             self.batched_transactions.add((row.get("subscriber"), row.get("tran_id")))
             if row.get("new_version") is not None:
                 self.used_versions.add(row["new_version"])
@@ -384,20 +406,26 @@ class ReferenceReader:
         in an earlier batch (0 for rows appended to `queue` directly, with no commit)."""
         orders: dict[tuple, int] = {}
         for raw in self.queue:
-            if self._identity(staged_queue_row(raw)) not in self.batched:
+            if self._content(staged_queue_row(raw)) not in self.batched:
                 tkey = (raw.get("subscriber"), raw.get("tran_id"))
                 orders[tkey] = min(orders.get(tkey, raw.get("queue_order") or 0), raw.get("queue_order") or 0)
         return orders
 
     def _new_rows(self) -> list[Row]:
         """The queued rows not in an earlier batch, as the staging model reads them (op upper
-        case, versions lower case); byte-identical copies of a row collapse to one."""
+        case, versions lower case); byte-identical copies of a row collapse to one. A row is in
+        an earlier batch only if one took that very content: a row with the identity of a
+        batched command but other content is new (and quarantined)."""
         rows: dict[tuple, Row] = {}
         for raw in self.queue:
             row = staged_queue_row(raw)
-            if self._identity(row) not in self.batched:
-                rows.setdefault(tuple(row.get(c) for c in QUEUE_COLUMNS), row)
+            if self._content(row) not in self.batched:
+                rows.setdefault(self._content(row), row)
         return list(rows.values())
+
+    @staticmethod
+    def _content(row: Row) -> tuple:
+        return tuple(row.get(c) for c in QUEUE_COLUMNS)
 
     @staticmethod
     def _identity(row: Row) -> tuple:

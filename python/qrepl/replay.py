@@ -97,6 +97,8 @@ class Backend(Protocol):
     def run(self, batch_time: datetime) -> None: ...
     def reinitialize(self, subscriber: str) -> None: ...
     def drop_subscription(self, subscriber: str) -> None: ...
+
+    def add_subscription(self, subscriber: str) -> None: ...
     def generation_of(self, subscriber: str) -> int: ...
     def outputs(self) -> dict[str, Any]: ...
 
@@ -128,7 +130,10 @@ class ReferenceBackend:
         self.reader.reinitialize(subscriber)
 
     def drop_subscription(self, subscriber: str) -> None:
-        self.reader.subscriptions.pop(subscriber, None)
+        self.reader.drop_subscription(subscriber)
+
+    def add_subscription(self, subscriber: str) -> None:
+        self.reader.add_subscription(subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.reader.subscriptions.get(subscriber)
@@ -347,6 +352,9 @@ class SparkBackend:
 
     def drop_subscription(self, subscriber: str) -> None:
         self.wh.drop_subscription(subscriber)
+
+    def add_subscription(self, subscriber: str) -> None:
+        self.wh.add_subscription(subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.wh.subscription(subscriber) if isinstance(subscriber, str) and subscriber.isidentifier() else None

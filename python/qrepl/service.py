@@ -99,12 +99,22 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
 
 def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
+    from pyspark.sql import functions as F
+
+    from .warehouse import QUEUE_COLUMNS
+
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
         finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")
         taken = wh.spark.table(wh.table("int_batch_commands")).join(finished, "batch_id", "left_semi") \
-            .select("subscriber", "tran_id", "command_seq", "enqueued_at")
-        queue = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "left_anti")
+            .select(*QUEUE_COLUMNS).distinct().alias("taken")
+        # a row is taken only if a batch took that very content (as staging reads it: op upper
+        # case, versions lower case); a row with a taken command's identity but other content
+        # is still to come (the next batch quarantines it)
+        staged = {"op": F.upper, "old_version": F.lower, "new_version": F.lower}
+        same = [staged.get(c, lambda col: col)(F.col(f"queued.{c}")).eqNullSafe(F.col(f"taken.{c}"))
+                for c in QUEUE_COLUMNS]
+        queue = queue.alias("queued").join(taken, same, "left_anti")
     return queue
 
 
@@ -139,8 +149,8 @@ def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
 
 def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: float = 0) -> dict[str, Any]:
     """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
-    or waits up to `wait_seconds` for it; a lock left by a dead qrepl process on this host is
-    recovered first."""
+    or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
+    died) is recovered first."""
     from .dbt_runner import run_queue_reader
     from .run_lock import wait_until_free
 

@@ -21,6 +21,7 @@ from .model import (
     check_identifier,
     initial_current_mode,
     normalize_update_mode,
+    publication_from_dict,
     typed_row,
 )
 
@@ -46,6 +47,9 @@ SUBSCRIPTIONS_SCHEMA = (
 SUBSCRIPTION_MODE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING"}
 # immediate updating (docs/update-modes.md): one row per immediate transaction decided at the
 # publisher, and one row per conflicting row of a rejected one
+# A dropped subscription's last generation (its tombstone): adding the subscriber again starts
+# one above it, so the dropped incarnation's queued transactions are stale and never applied.
+SUBSCRIPTION_TOMBSTONES_SCHEMA = "subscriber STRING, generation INT, dropped_at TIMESTAMP"
 IMMEDIATE_TRANSACTIONS_SCHEMA = "subscriber STRING, tran_id STRING, outcome STRING, rows INT, decided_at TIMESTAMP"
 IMMEDIATE_REJECTIONS_SCHEMA = (
     "subscriber STRING, tran_id STRING, article STRING, row_key STRING, command_seq INT, conflict_type STRING, "
@@ -145,10 +149,19 @@ class Warehouse:
             return None
         p = rows[0]
         articles = [
-            Article(a.article, tuple(a.key_columns), dict(zip(a.column_names, a.column_types)))
+            {"name": a.article, "key": list(a.key_columns or []),
+             "columns": dict(zip(a.column_names or [], a.column_types or []))}
             for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect()
         ]
-        return Publication(p.publication, p.policy, p.conflict_retention_days, p.centralized_conflicts, articles)
+        # validated as on creation: the config tables can be written by anyone with access, and
+        # these names reach SQL text (the dbt macros check them again when they read them)
+        try:
+            return publication_from_dict({"publication": p.publication, "policy": p.policy,
+                                          "conflict_retention_days": p.conflict_retention_days,
+                                          "centralized_conflicts": p.centralized_conflicts, "articles": articles})
+        except ConfigError as exc:
+            raise ConfigError(f"{self.table('qrepl_publication')} / {self.table('qrepl_articles')} hold an invalid "
+                              f"publication: {exc}") from exc
 
     def write_publication(self, pub: Publication) -> None:
         """Create or update the publication: config rows, and a table per article."""
@@ -270,10 +283,19 @@ class Warehouse:
         existing = {s["subscriber"] for s in self.subscriptions()} & set(subscribers)
         if existing:
             raise ConfigError(f"subscriber {sorted(existing)[0]} is already subscribed to {pub.name}")
+        dropped = self.dropped_generations()
         self.spark.createDataFrame(
-            [(s, pub.name, "active", 0, None, None, update_mode, initial_current_mode(update_mode))
+            [(s, pub.name, "active", dropped[s] + 1 if s in dropped else 0, None, None, update_mode,
+              initial_current_mode(update_mode))
              for s in subscribers], SUBSCRIPTIONS_SCHEMA
         ).writeTo(self.table("subscriptions")).append()
+
+    def dropped_generations(self) -> dict[str, int]:
+        """Each dropped subscriber's last generation (the tombstones)."""
+        if not self.exists("subscription_tombstones"):
+            return {}
+        rows = self.spark.table(self.table("subscription_tombstones")).groupBy("subscriber").max("generation").collect()
+        return {r[0]: r[1] for r in rows}
 
     def set_current_mode(self, subscriber: str, current_mode: str) -> None:
         """Record how a failover subscription captures now (queued or immediate)."""
@@ -284,8 +306,14 @@ class Warehouse:
                        f"when matched then update set target.current_mode = source.current_mode")
 
     def drop_subscription(self, subscriber: str) -> None:
-        if not self.subscription(subscriber):
+        """Unsubscribe, keeping the generation in a tombstone first (a crash in between leaves
+        the subscription, and dropping it again finishes)."""
+        sub = self.subscription(subscriber)
+        if not sub:
             raise ConfigError(f"no subscription for subscriber {subscriber}")
+        self._create("subscription_tombstones", SUBSCRIPTION_TOMBSTONES_SCHEMA)
+        self.spark.createDataFrame([(subscriber, sub["generation"], datetime.utcnow())], SUBSCRIPTION_TOMBSTONES_SCHEMA) \
+            .writeTo(self.table("subscription_tombstones")).append()
         view = self._temp_view([{"subscriber": subscriber}], "subscriber STRING")
         self.spark.sql(f"delete from {self.table('subscriptions')} where subscriber in (select subscriber from {view})")
 

@@ -45,15 +45,17 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
         raise ConfigError(f"batch {missing[0]} is not a finished batch of {wh.schema} "
                           f"(qrepl status shows the last one)")
     cut = spark.table(wh.table("int_batch_subscriptions"))
+    # the queue rows each batch took, as it read them (staged: op upper case, versions lower
+    # case, which staging them again leaves as they are). Not the queue joined on the command
+    # identity: a row with the identity of a taken command but other content is a later
+    # batch's (quarantined there), and the join would give it to both batches.
     taken = spark.table(wh.table("int_batch_commands"))
     from pyspark.sql.functions import lit
 
     # each transaction's queue order as the batch cut it (a batch log older than the column has none)
     order = taken.queue_order if "queue_order" in taken.columns else lit(None).cast("bigint")
-    taken = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)) \
-        .select("batch_id", "subscriber", "tran_id", "command_seq", "enqueued_at", order.alias("queue_order")).distinct()
-    queue = spark.table(wh.table("replication_queue")).dropDuplicates()
-    rows = queue.join(taken, ["subscriber", "tran_id", "command_seq", "enqueued_at"], "inner").collect()
+    rows = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)) \
+        .select("batch_id", *QUEUE_COLUMNS, order.alias("queue_order")).distinct().collect()
     batches = []
     for batch_id in range(first, last + 1):
         subs = [r.asDict() for r in cut.where(cut.batch_id == batch_id)
@@ -64,15 +66,41 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
 
 
 def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
-    """Each article's rows in the snapshot current when the batch started."""
+    """Each article's rows in the snapshot current when the batch started. Refused (one line)
+    when that snapshot was expired (`qrepl maintain`): the table is not empty then, only its
+    past is gone, and replaying from nothing would report wrong numbers."""
     out = {}
     for article in wh.require_publication().articles:
+        snapshots = {r.snapshot_id: r.parent_id for r in wh.spark.table(f"{wh.table(article.name)}.snapshots")
+                     .select("snapshot_id", "parent_id").collect()}
         history = wh.spark.table(f"{wh.table(article.name)}.history")
         before = history.where(history.made_current_at <= batch.started_at) \
             .orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+        # a snapshot whose parent is gone: the table's history before it was expired
+        expired_past = any(parent is not None and parent not in snapshots for parent in snapshots.values())
+        if (before is not None and before.snapshot_id not in snapshots) or (before is None and expired_past):
+            raise ConfigError(
+                f"what-if needs article {article.name} as it was when batch {batch.batch_id} started "
+                f"({batch.started_at}), but that snapshot was expired (qrepl maintain): replay later batches only "
+                f"(--batches N..M)")
         rows = table_at(wh, article.name, before.snapshot_id if before else None).collect()
         out[article.name] = [r.asDict() for r in rows]
     return out
+
+
+SCRATCH_MARKER = "qrepl_whatif_scratch"
+
+
+def check_scratch(wh: Warehouse, scratch: str) -> None:
+    """Refuse to use (and so drop) `scratch` unless it is empty or whatif made it: it holds
+    the marker table whatif writes into every scratch schema it creates."""
+    spark = wh.spark
+    if not spark.catalog.databaseExists(scratch):
+        return
+    tables = {t.name for t in spark.catalog.listTables(scratch) if not t.isTemporary}
+    if tables and SCRATCH_MARKER not in tables:
+        raise ConfigError(f"schema {scratch} exists and was not made by qrepl whatif (it has no table "
+                          f"{SCRATCH_MARKER}); whatif would drop it: drop or rename it yourself first")
 
 
 def _follow_subscriptions(backend, batch: Batch) -> None:
@@ -86,11 +114,8 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
         backend.drop_subscription(name)
     for name, sub in wanted.items():
         if name not in current:
-            if isinstance(backend, ReferenceBackend):
-                backend.reader.add_subscription(name)
-            else:
-                backend.wh.add_subscription(name)
-            current[name] = 0
+            backend.add_subscription(name)
+            current[name] = backend.generation_of(name)  # above a dropped subscription's (its tombstone)
         while current[name] < sub["generation"]:
             backend.reinitialize(name)
             current[name] += 1
@@ -106,7 +131,12 @@ def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: 
     """The batches under `policy`, from the publisher before the first one; normalized outputs."""
     pub = replace(wh.require_publication(), policy=policy)
     scenario = Scenario("whatif", pub, [], [])
-    backend = ReferenceBackend(scenario) if reference else SparkBackend(scenario, scratch)
+    if reference:
+        backend = ReferenceBackend(scenario)
+    else:
+        check_scratch(wh, scratch)
+        backend = SparkBackend(scenario, scratch)
+        backend.wh._create(SCRATCH_MARKER, "made_by STRING")  # what check_scratch looks for
     for article, rows in publisher_before(wh, batches[0]).items():
         backend.put_publisher_rows(article, rows)
     for batch in batches:
@@ -149,6 +179,9 @@ def whatif(wh: Warehouse, policies: list[str], first: int, last: int | None = No
         raise ConfigError(f"batches must be N..M with 1 <= N <= M, got {first}..{last}")
     batches = read_batches(wh, first, last)
     scratch = f"{wh.schema}_whatif"
+    if not reference:
+        check_scratch(wh, scratch)
+    publisher_before(wh, batches[0])  # refused before any replay if that snapshot is gone
     results = {}
     for policy in dict.fromkeys([live.policy, *(normalize_policy(p) for p in policies)]):
         progress(f"what-if: batches {first}..{last} under {policy} "

@@ -119,6 +119,13 @@ def _catalogue() -> list[tuple[str, str, list[dict]]]:
         ("unknown_extra_columns", "unknown extra columns", tran("h_extra", cmd("U", {**c(2), "nickname": "z"}, old=version(2), new=fresh()))),
         ("missing_non_key_columns", "missing column", tran("h_missing", cmd("U", {"customer_id": 2, "name": "z"}, old=version(2), new=fresh()))),
         ("version_not_uuid", "version not a UUID", tran("h_not_uuid", cmd("U", c(2, city="y"), old=version(2), new="not-a-uuid"))),
+        # issue 39: `$` also matches before a final newline; these texts end in one
+        ("version_with_trailing_newline", "version not a UUID",
+         tran("h_uuid_newline", cmd("U", c(2, city="y"), old=version(2), new=fresh() + "\n"))),
+        ("date_with_trailing_newline", "wrong value type",
+         tran("h_date_newline", cmd("U", c(2, since="2026-01-01\n"), old=version(2), new=fresh()))),
+        ("decimal_text_with_trailing_newline", "wrong value type",
+         tran("h_decimal_newline", cmd("U", c(2, credit_limit="100.00\n"), old=version(2), new=fresh()))),
         ("reused_new_version_of_publisher_row", "reused new_version", tran("h_reuse_row", cmd("U", c(3, city="y"), old=version(3), new=version(3)))),
         ("reused_new_version_in_batch", "reused new_version", tran("h_reuse_a", cmd("I", c(40), new=shared)) + tran("h_reuse_b", cmd("I", c(41), new=shared), tran_seq=2)),
         ("null_enqueued_at", "null enqueued_at", tran("h_no_time", cmd("I", c(42), new=fresh()), enqueued_at=None)),

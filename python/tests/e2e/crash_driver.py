@@ -6,7 +6,7 @@ whole process group, so the Spark JVM dies with it) right after write K of its l
     python crash_driver.py recover SCENARIO SCHEMA OUT # the next ordinary run, outputs to OUT
 
 Both use the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
-that is killed; `recover` recovers the dead run's lock and runs the queue reader once, on the
+that is killed; `recover` recovers the dead run's lock once its lease expires and runs the queue reader once, on the
 scenario's clock, as a scheduler's next run would.
 """
 
@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
         print("the run finished before write", argv[3], file=sys.stderr)
         return 3
     backend = SparkBackend.attach(scenario, schema)
-    wait_until_free(backend.wh, 0, lambda line: print(line, flush=True))
+    # the dead run's lease (QREPL_RUN_LOCK_LEASE_SECONDS, short in the test) expires, then its lock is recovered
+    wait_until_free(backend.wh, 300, lambda line: print(line, flush=True), poll_seconds=1)
     run_queue_reader(schema, SCENARIO_EPOCH + timedelta(seconds=len(scenario.steps)))
     tables = normalized_outputs(scenario, backend.outputs())
     tables["history_batches"] = [h["batch_id"] for h in backend.wh.rows_of("queue_reader_history", "batch_id")]

@@ -81,7 +81,8 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
     scenario = load_scenario(scenario_path)
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
     for n, (point, finished) in enumerate(_kill_points(spark, scenario_path)):
-        env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{n}")}
+        # a short lease: the next run recovers the dead run's lock once it expires
+        env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{n}"), "QREPL_RUN_LOCK_LEASE_SECONDS": "5"}
         crashed = _run(["crash", str(scenario_path), "qrepl_kill", point], env)
         assert crashed.returncode == -9, f"write {point}: {crashed.stderr[-2000:]}"
         # the driver names the write it dies after: "killing at write K<TAB>LABEL"

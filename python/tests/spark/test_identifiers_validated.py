@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.model import publication_from_dict
+from qrepl.model import ConfigError, publication_from_dict
 from qrepl.spark import PROJECT_DIR
 from qrepl.warehouse import ARTICLES_SCHEMA, Warehouse
 
@@ -57,3 +57,41 @@ def test_publication_create_refuses_a_reserved_column_with_one_line(spark, tmp_p
     assert result.output.strip() == (
         "qrepl: error: article items: column name row is reserved by the queue reader; rename it"
         " (--debug shows the whole error)")
+
+
+def test_schema_name_with_a_trailing_newline_is_refused_in_the_macros(spark, monkeypatch):
+    """Issue 39: `re.match('^...$')` let "name\\n" through; the macro uses fullmatch."""
+    message = _qrepl_config_error(monkeypatch, "qrepl_names\n")
+    assert "qrepl: invalid schema name 'qrepl_names\\n': identifiers must match" in message
+
+
+def test_article_name_with_a_trailing_newline_read_back_is_refused_in_the_macros(spark, monkeypatch):
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
+    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"])], ARTICLES_SCHEMA) \
+        .writeTo(wh.table("qrepl_articles")).overwritePartitions()
+    assert "qrepl: invalid article name 'items\\n': identifiers must match" in _qrepl_config_error(monkeypatch, SCHEMA)
+
+
+@pytest.mark.parametrize("article, column, message", [
+    ("items; drop table t", "qty", "invalid article name 'items; drop table t'"),
+    ("items\n", "qty", "invalid article name 'items\\n'"),
+    ("items", "qty = 1 --", "invalid column name 'qty = 1 --'"),
+    ("items", "change_op", "column name change_op is reserved by the queue reader"),
+])
+def test_python_layer_revalidates_names_read_back_from_qrepl_articles(spark, article, column, message):
+    """Issue 39: the Python layer (Warehouse.read_publication, behind every command) validates
+    the article and column names it reads back, as the dbt macros do; the CLI says one line."""
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
+    spark.createDataFrame([(article, 0, ["item_id"], ["item_id", column], ["int", "int"])], ARTICLES_SCHEMA) \
+        .writeTo(wh.table("qrepl_articles")).overwritePartitions()
+    with pytest.raises(ConfigError, match="hold an invalid publication") as refused:
+        wh.read_publication()
+    assert message in str(refused.value)
+    result = CliRunner().invoke(main, ["publication", "show", "--schema", SCHEMA])
+    assert result.exit_code == 1 and result.output.count("\n") == 1 and message in result.output

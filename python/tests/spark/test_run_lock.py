@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from datetime import datetime
 
 import pytest
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 
 from qrepl.cli import main
 from qrepl.dbt_runner import DbtError, dbt_invoke
+from qrepl import run_lock
 from qrepl.model import publication_from_dict
 from qrepl.run_lock import LOCK_TABLE, RunLocked, current_holder
 from qrepl.service import run_reader
@@ -41,12 +43,21 @@ def wh(spark) -> Warehouse:
     return wh
 
 
-def _hold_lock(wh: Warehouse, pid: int) -> None:
-    """What another qrepl process's run holds: the lock table naming it."""
+def _hold_lock(wh: Warehouse, pid: int, *, token: str = "0" * 32, invocation_id: str = "other",
+               lease: int | None = None, age_seconds: int = 0) -> None:
+    """What another process's run holds: the lock table naming it, with its lease row (no lease:
+    a plain dbt run; `age_seconds`: how long ago it was last renewed)."""
     wh.spark.sql(f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
                  f"'qrepl.holder' = 'qrepl run pid={pid} host={socket.gethostname()}', "
-                 f"'qrepl.invocation_id' = 'other', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
-                 f"as select 1 as held")
+                 f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
+                 f"as select '{token}' as token, cast(0 as bigint) as renewals, "
+                 f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
+                 f"cast({'null' if lease is None else lease} as int) as lease_seconds")
+
+
+def _dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True).stdout)
 
 
 def _batches(wh: Warehouse) -> int:
@@ -74,13 +85,83 @@ def test_a_second_reader_fails_fast_naming_the_holder(wh):
     assert _batches(wh) == 1 and current_holder(wh) is None  # released at the end of the run
 
 
-def test_a_lock_left_by_a_dead_process_is_recovered(wh):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    _hold_lock(wh, int(dead.stdout))
+def test_a_lock_whose_lease_expired_is_recovered(wh):
+    _hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
     lines: list[str] = []
     run_reader(SCHEMA, echo=lines.append)
     assert any("recovered the run lock left by a dead process" in line for line in lines)
     assert _batches(wh) == 1 and current_holder(wh) is None
+
+
+def test_a_live_reader_in_another_container_with_this_host_name_is_not_judged_dead(wh):
+    """Issue 39: liveness was "this pid exists on a host of this name"; a reader in another
+    container with the same host name has a pid that does not exist here. Its lease is live."""
+    _hold_lock(wh, _dead_pid(), lease=300, age_seconds=0)
+    with pytest.raises(RunLocked, match="already running"):
+        run_reader(SCHEMA, echo=lambda _: None)
+    assert _batches(wh) == 0 and current_holder(wh).invocation_id == "other"
+
+
+def test_recovery_removes_only_the_holder_it_judged_dead(wh, monkeypatch):
+    """Issue 39: two sessions recover one dead lock. A judges the holder dead; B recovers the
+    same lock and takes a fresh one; A's recovery must not then drop B's lock (before the fix
+    it dropped whoever held the lock, and A and B both cut the batch)."""
+    _hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
+    b = Warehouse(wh.spark.newSession(), SCHEMA)
+    real = run_lock.current_holder
+    state = {"calls": 0}
+
+    def a_reads_then_b_races(w):
+        state["calls"] += 1
+        holder = real(w)
+        if state["calls"] == 1:  # A has read the dead holder; B now recovers it and locks
+            assert run_lock.recover_dead_lock(b) is not None
+            _hold_lock(b, os.getpid(), token="b" * 32, invocation_id="B", lease=300)
+        return holder
+
+    monkeypatch.setattr(run_lock, "current_holder", a_reads_then_b_races)
+    assert run_lock.recover_dead_lock(wh) is None  # A finds the holder it judged dead gone
+    monkeypatch.setattr(run_lock, "current_holder", real)
+    assert current_holder(wh).invocation_id == "B"  # B's lock stands
+    with pytest.raises(RunLocked, match="already running"):
+        run_reader(SCHEMA, echo=lambda _: None)
+    assert _batches(wh) == 0
+
+
+def test_qrepl_run_renews_its_lease_while_it_runs(wh, monkeypatch):
+    monkeypatch.setenv("QREPL_RUN_LOCK_LEASE_SECONDS", "4")  # renewed every second
+    seen: list = []
+    done = threading.Event()
+    observer = Warehouse(wh.spark.newSession(), SCHEMA)
+
+    def watch():
+        while not done.is_set():
+            holder = current_holder(observer)
+            if holder is not None:
+                seen.append((holder.lease_seconds, holder.renewals))
+            time.sleep(0.5)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        run_reader(SCHEMA, echo=lambda _: None)
+    finally:
+        done.set()
+        watcher.join()
+    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert seen and all(lease == 4 for lease, _ in seen)
+    assert max(renewals for _, renewals in seen) >= 2, seen
+
+
+def test_unlock_refuses_a_live_lease_and_removes_it_with_force(wh):
+    _hold_lock(wh, os.getpid(), lease=300)
+    result = CliRunner().invoke(main, ["unlock", "--schema", SCHEMA])
+    assert result.exit_code == 1 and result.output.count("\n") == 1
+    assert "held by a live queue reader" in result.output and "--force" in result.output
+    assert current_holder(wh) is not None
+    result = CliRunner().invoke(main, ["unlock", "--force", "--schema", SCHEMA])
+    assert result.exit_code == 0 and "removed the run lock" in result.output
+    assert current_holder(wh) is None
 
 
 def test_wait_runs_once_the_holder_releases(wh):

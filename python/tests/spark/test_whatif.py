@@ -106,3 +106,52 @@ def test_whatif_equals_replay_policy_on_the_same_transactions(spark, tmp_path):
     assert "conflicts update_update" in result.output and "subscribers reinitialized" in result.output
     result = CliRunner().invoke(main, ["whatif", "--schema", SCHEMA, "--batches", "3..4"])
     assert result.exit_code == 1 and "batch 3 is not a finished batch" in result.output
+
+
+LIVE = "qrepl_whatif_guard"
+
+
+@pytest.fixture(scope="module")
+def live_one_batch(spark) -> Warehouse:
+    """A live publication with one finished batch (s1 changed row 1)."""
+    wh = Warehouse(spark, LIVE)
+    wh.drop_schema()
+    Warehouse(spark, f"{LIVE}_whatif").drop_schema()
+    wh.write_publication(publication_from_dict(PUBLICATION))
+    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
+                                 for i in (1, 2)])
+    add_subscription(LIVE, "s1", **QUIET)
+    with Subscriber(wh, "s1").transaction() as t:
+        t.update("customers", {"customer_id": 1}, {"city": "s1"})
+    run_reader(LIVE, **QUIET)
+    return wh
+
+
+def test_whatif_refuses_a_scratch_schema_it_did_not_make(spark, live_one_batch):
+    """Issue 39: whatif dropped <schema>_whatif whatever it held."""
+    spark.sql(f"create database if not exists {LIVE}_whatif")
+    spark.sql(f"create table {LIVE}_whatif.precious using iceberg as select 1 as n")
+    try:
+        result = CliRunner().invoke(main, ["whatif", "--schema", LIVE, "--batches", "1"])
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert f"schema {LIVE}_whatif exists and was not made by qrepl whatif" in result.output
+        assert spark.catalog.tableExists(f"{LIVE}_whatif.precious")
+    finally:
+        Warehouse(spark, f"{LIVE}_whatif").drop_schema()
+    result = CliRunner().invoke(main, ["whatif", "--schema", LIVE, "--batches", "1"])  # its own scratch: fine
+    assert result.exit_code == 0, result.output
+
+
+def test_whatif_refuses_when_the_snapshot_before_the_batch_was_expired(spark, live_one_batch):
+    """Issue 39: after `distribute` and `maintain` the publisher's snapshot from before batch 1
+    is expired; whatif took the publisher to be empty then and reported wrong numbers."""
+    from qrepl.distribution import distribute
+    from qrepl.maintenance import maintain
+
+    distribute(live_one_batch)
+    maintain(live_one_batch)
+    for extra in (["--reference"], []):
+        result = CliRunner().invoke(main, ["whatif", "--schema", LIVE, "--batches", "1", *extra])
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert "what-if needs article customers as it was when batch 1 started" in result.output
+        assert "expired (qrepl maintain)" in result.output
