@@ -73,7 +73,7 @@ def test_reused_tran_id_with_other_commands_is_rejected_with_a_reason(wh, tmp_pa
 
 
 @pytest.mark.parametrize("record, reason", [
-    ({"row": {"item_id": 2, "qty": "abc"}}, "wrong value type for qty (int)"),
+    ({"row": {"item_id": 2, "qty": "abc"}}, "wrong value type for qty (int: abc)"),
     ({"row": {"item_id": 2}}, "missing column(s) qty (I and U rows carry every column)"),
     ({"row": {"item_id": 2, "qty": 1, "color": "red"}}, "unknown column(s) color"),
     ({"row": {"item_id": 2, "qty": 1}, "new_version": "not-a-uuid"}, "new_version 'not-a-uuid' is not a UUID"),
