@@ -55,14 +55,16 @@
     {#- qrepl_stamp_publisher for one article: what to record (examined snapshot, stamp_seq,
         rows stamped), or none when nothing was committed since the last stamp. -#}
     {%- set table = qrepl_relation(article['name']) -%}
-    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
-    {%- if current.rows | length == 0 -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set examined = current.rows[0][0] | int -%}
     {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
         ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
     {%- set since = last[0] -%}
+    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
+    {%- if current.rows | length == 0 -%}
+        {#- a table with no snapshot yet (just created): its history starts here (0 stands for
+            "before the first snapshot"), so every write to come is examined -#}
+        {{ return({'examined': 0, 'seq': (last[2] | int) + 1, 'stamped': 0} if since is none else none) }}
+    {%- endif -%}
+    {%- set examined = current.rows[0][0] | int -%}
     {%- if since is not none and (since | int) == examined -%}
         {{ return(none) }}
     {%- endif -%}
@@ -71,10 +73,9 @@
     {%- for k in keys -%}{%- do on.append('target.' ~ k ~ ' = stamp.' ~ k) -%}{%- endfor -%}
     {%- set view = 'qrepl_stamp_' ~ article['name'] -%}
     {%- if since is none -%}
-        {#- the article's first stamp (a table qrepl made, or one published in place): rows
-            with no version get one -#}
-        {#- read as the table is now, not as of a snapshot: a table just published in place
-            gained the column after its last snapshot, whose schema does not have it -#}
+        {#- the first stamp of a table that already held rows (one published in place): rows
+            with no version get one. Read as the table is now, not as of a snapshot: a table
+            just published gained the column after its last snapshot, whose schema lacks it -#}
         {%- set unstamped = 'select ' ~ keys | join(', ') ~ ', cast(null as string) as seen_version from '
             ~ table ~ ' where msrepl_tran_version is null' -%}
     {%- else -%}
@@ -96,42 +97,54 @@
                 {%- endif -%}
             {%- endif -%}
         {%- endfor -%}
-        {%- if found | length == 0 -%}
-            {#- the last stamp's snapshot is no longer in the table's history (rolled back, or
-                the history rewritten): every live row is a candidate -#}
-            {%- set candidates = 'select ' ~ keys | join(', ') ~ ', msrepl_tran_version from ' ~ table ~ ' version as of ' ~ examined -%}
-        {%- else -%}
-            {%- set reads = [] -%}
-            {%- set files = run_query('select distinct data_file.file_path from ' ~ table ~ '.entries version as of ' ~ examined
-                ~ ' where status < 2 and data_file.content = 0 and snapshot_id in (' ~ after | join(', ') ~ ')') if after else none -%}
-            {%- for f in (files.rows if files is not none else []) -%}
+        {#- the table as of the last stamp is looked up only when it is in the table's history
+            (since 0: the table was empty; otherwise it was rolled back or rewritten past it,
+            and every live row is then a candidate, checked within itself) -#}
+        {%- set lookup = found | length > 0 and since != 0 -%}
+        {%- set reads = [] -%}
+        {%- if found | length == 0 and since != 0 -%}
+            {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, 0 as file_seq from ' ~ table ~ ' version as of ' ~ examined) -%}
+        {%- elif after -%}
+            {%- set files = run_query('select data_file.file_path, min(sequence_number) from ' ~ table ~ '.entries version as of ' ~ examined
+                ~ ' where status < 2 and data_file.content = 0 and snapshot_id in (' ~ after | join(', ') ~ ') group by data_file.file_path') -%}
+            {%- for f in files.rows -%}
                 {#- a file path from Iceberg's own metadata; quoted for a backtick identifier -#}
-                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version from parquet.`' ~ (f[0] | replace('`', '``')) ~ '`') -%}
+                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, ' ~ (f[1] | int) ~ ' as file_seq from parquet.`'
+                    ~ (f[0] | replace('`', '``')) ~ '`') -%}
             {%- endfor -%}
-            {%- set candidates = reads | join(' union all ') if reads else none -%}
         {%- endif -%}
-        {%- if candidates is none -%}
+        {%- if not reads -%}
             {%- set unstamped = none -%}
         {%- else -%}
             {%- set batch_log = qrepl_relation('int_batch_commands') -%}
             {%- set log_exists = adapter.get_relation(database=none, schema=batch_log.schema, identifier=batch_log.identifier) is not none -%}
             {%- set fresh -%}
                 {%- if log_exists and last[1] is not none -%}
-                    select new_version from {{ batch_log }} where batch_id >= {{ last[1] | int }} and new_version is not null
+                    select distinct new_version from {{ batch_log }} where batch_id >= {{ last[1] | int }} and new_version is not null
                 {%- else -%}
                     select cast(null as string) as new_version where false
                 {%- endif -%}
             {%- endset -%}
+            {#- unstamped: no version; or a version an earlier file of these commits already holds
+                (written, then rewritten by a writer that kept it); or, unless the queue reader
+                wrote it, a version the table held at the last stamp -#}
             {%- set unstamped -%}
-                select distinct candidates.{{ keys | join(', candidates.') }}, candidates.msrepl_tran_version as seen_version
-                from ({{ candidates }}) as candidates
-                left anti join ({{ fresh }}) as fresh on candidates.msrepl_tran_version = fresh.new_version
+                with candidates as ({{ reads | join(' union all ') }}),
+                ranked as (
+                    select *, min(file_seq) over (partition by msrepl_tran_version) as first_seq from candidates
+                )
+                select distinct ranked.{{ keys | join(', ranked.') }}, ranked.msrepl_tran_version as seen_version
+                from ranked
+                left join ({{ fresh }}) as fresh on ranked.msrepl_tran_version = fresh.new_version
                 where
-                    candidates.msrepl_tran_version is null
-                    or candidates.msrepl_tran_version in (
+                    ranked.msrepl_tran_version is null
+                    or ranked.file_seq > ranked.first_seq
+                    {%- if lookup %}
+                    or (fresh.new_version is null and ranked.msrepl_tran_version in (
                         select msrepl_tran_version from {{ table }} version as of {{ since }}
                         where msrepl_tran_version is not null
-                    )
+                    ))
+                    {%- endif %}
             {%- endset -%}
         {%- endif -%}
     {%- endif -%}

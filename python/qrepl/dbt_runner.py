@@ -84,12 +84,14 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
 
 
 def _operation_detail(errors: list[str]) -> str:
-    """The project's own `qrepl: ...` line of a failed run-operation, if it has one."""
+    """The project's own `qrepl: ...` line of a failed run-operation, else the last line of
+    its error."""
     for text in errors:
         for line in text.splitlines():
             if line.strip().startswith("qrepl: "):
                 return line.strip()[len("qrepl: "):]
-    return ""
+    lines = [line.strip() for text in errors for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
@@ -123,7 +125,8 @@ def stamp_publisher(wh) -> None:
     create` run it here, through `dbt run-operation`, when an article of the Warehouse `wh`
     has a commit the last stamp did not examine (nothing is started otherwise)."""
     stamped = wh.last_stamps()
-    if all(wh.current_snapshot(a.name) == stamped.get(a.name) for a in wh.require_publication().articles):
+    # 0 stands for "before the table's first snapshot" (the macro records it for a new table)
+    if all((wh.current_snapshot(a.name) or 0) == stamped.get(a.name) for a in wh.require_publication().articles):
         return
     dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
 

@@ -25,7 +25,7 @@ PUBLICATION = {
 }
 VERSION = "00000000-0000-4000-8000-{:012d}".format
 IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
-                   "msrepl_tran_version", "snapshot_id"}
+                   "msrepl_tran_version", "snapshot_id", "stamped_at"}
 
 
 def schemas(wh: Warehouse) -> list[str]:

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from qrepl.dbt_runner import stamp_publisher
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, queue_rows_for, scenario_from_dict
 from scenario_builder import ins, row, scenario, tran, upd, v
 
@@ -30,6 +31,7 @@ def foreign_writes(spark):
     p = {i: v() for i in range(1, 7)}
     sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger")
     spark_side, reference = SparkBackend(sc, SCHEMA), ReferenceBackend(sc)
+    stamp_publisher(spark_side.wh)  # as `qrepl publication create` does: the tables' history starts empty
     start = [row(i, f"city{i}", p[i]) for i in range(1, 7)]
     for backend in (spark_side, reference):
         backend.put_publisher_rows("customers", start)
