@@ -87,6 +87,7 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
 
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
+    wh.require_publication()  # one line if the schema has none
     existing = wh.subscription(subscriber)
     if existing is None:
         wh.add_subscription(subscriber, mode)
@@ -205,7 +206,9 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     from .dbt_runner import dbt_invoke
 
     wh = warehouse(schema)
-    user = resolved_by or os.environ.get("USER") or "unknown"
+    import getpass
+
+    user = resolved_by or os.environ.get("USER") or getpass.getuser()
     dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
                 json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
     return conflict_reviews(wh)[conflict_id]
