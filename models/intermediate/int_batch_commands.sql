@@ -101,19 +101,7 @@ new_commands as (
         left out, so copies appended by two commits (a command delivered again) are one
         command; the transaction's order comes from transaction_orders -#}
     select
-        subscriber,
-        generation,
-        tran_id,
-        tran_seq,
-        command_seq,
-        article,
-        op,
-        row_key,
-        old_version,
-        new_version,
-        new_row,
-        old_row,
-        enqueued_at,
+        {{ content_columns | join(', ') }},
         queue_snapshot_id
     from new_queue_rows
 

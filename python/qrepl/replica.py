@@ -61,9 +61,7 @@ class ReplicaWarehouse(Warehouse):
 
 def current_snapshot(wh: Warehouse, article: str) -> int | None:
     """The publisher table's current snapshot id (None for a table never written)."""
-    history = wh.spark.table(f"{wh.table(article)}.history")
-    row = history.where("is_current_ancestor").orderBy(history.made_current_at.desc()).select("snapshot_id").first()
-    return row.snapshot_id if row else None
+    return wh.current_snapshot(article)
 
 
 def table_at(wh: Warehouse, article: str, snapshot_id: int | None):
