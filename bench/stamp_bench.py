@@ -50,8 +50,8 @@ def main() -> None:
     print(f"loading {args.rows:,} rows", flush=True)
     spark.sql(f"insert into {table} select cast(id as int), concat('c', id), 'London', uuid() from range({args.rows})")
     print("first stamp (the table's rows all hold versions: nothing to stamp)", flush=True)
-    first = timed(lambda: stamp_publisher(SCHEMA))
-    idle = timed(lambda: stamp_publisher(SCHEMA))
+    first = timed(lambda: stamp_publisher(wh))
+    idle = timed(lambda: stamp_publisher(wh))
 
     # a queue-reader batch of updates to rows spread over the table
     step = max(args.rows // args.changes, 1)
@@ -65,12 +65,12 @@ def main() -> None:
         "old_version": versions[i], "new_version": f"10000000-0000-4000-8000-{i:012d}"}]} for i in ids]
     wh.append_queue(queue_rows_for(scenario, transactions, datetime(2026, 1, 1), {}, lambda s: 0))
     run = timed(lambda: run_queue_reader(SCHEMA, datetime(2026, 1, 1) + timedelta(minutes=1)))
-    after_reader = timed(lambda: stamp_publisher(SCHEMA))
+    after_reader = timed(lambda: stamp_publisher(wh))
 
     # an outside writer: plain UPDATEs that set no version
     spark.sql(f"update {table} set city = 'Rome' where customer_id % {step} = 1 and customer_id < {args.changes * step}")
     before = spark.sql(f"select count(*) from {table} where city = 'Rome'").first()[0]
-    after_foreign = timed(lambda: stamp_publisher(SCHEMA))
+    after_foreign = timed(lambda: stamp_publisher(wh))
     stamped = spark.sql(f"select stamped_rows from {wh.table('publisher_stamps')} order by stamp_seq desc limit 1").first()[0]
     assert stamped == before, f"stamped {stamped} rows, the outside writer changed {before}"
 

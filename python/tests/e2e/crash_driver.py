@@ -4,6 +4,9 @@ whole process group, so the Spark JVM dies with it) right after write K of its l
     python crash_driver.py crash SCENARIO SCHEMA K     # dies; exit status -9
     python crash_driver.py crash SCENARIO SCHEMA =P    # dies right after the first write whose label starts with P
     python crash_driver.py recover SCENARIO SCHEMA OUT # the next ordinary run, outputs to OUT
+    python crash_driver.py resolve-kill SCENARIO SCHEMA # plays the scenario, then dies right after the
+                                                        # publisher write of a resolve by hand (keep subscriber)
+    python crash_driver.py resolve SCENARIO SCHEMA OUT  # resolves that conflict again, twice; outputs to OUT
 
 Both use the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
 that is killed; `recover` recovers the dead run's lock once its lease expires and runs the queue reader once, on the
@@ -41,9 +44,46 @@ class KilledRun(SparkBackend):
         super().run(batch_time)
 
 
+def _update_update(schema: str) -> dict:
+    """The scenario's first update_update conflict the publisher won: the one resolved by hand."""
+    from qrepl.service import list_conflicts
+
+    return next(c for c in list_conflicts(schema) if c["conflict_type"] == "update_update" and c["winner"] == "publisher")
+
+
+def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
+    from qrepl.service import conflict_reviews, resolve_conflict
+
+    if mode == "resolve-kill":
+        backend = SparkBackend(scenario, schema)
+        play(scenario, backend)
+        conflict = _update_update(schema)
+
+        def after_publisher_write(k: int, label: str) -> None:
+            if "merge into" in label:
+                _announced_kill(k, label)
+            faults._State.armed_at, faults._State.action = k + 1, after_publisher_write
+
+        faults.arm(1, after_publisher_write)
+        resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
+        print("the resolve finished without its publisher write", file=sys.stderr)
+        return 3
+    backend = SparkBackend.attach(scenario, schema)
+    conflict = _update_update(schema)
+    first = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
+    second = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "someone-else")
+    out = {"conflict": conflict, "first": first, "second": second,
+           "reviews": len(backend.wh.rows_of("conflict_reviews", "conflict_id")),
+           "publisher": backend.wh.publisher_rows(conflict["article"])}
+    Path(argv[3]).write_text(json.dumps(out, sort_keys=True, default=str))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     mode, scenario_path, schema = argv[:3]
     scenario = load_scenario(Path(scenario_path))
+    if mode in ("resolve-kill", "resolve"):
+        return _resolve(mode, scenario, schema, argv)
     if mode == "crash":
         play(scenario, KilledRun(scenario, schema, argv[3]))
         print("the run finished before write", argv[3], file=sys.stderr)
