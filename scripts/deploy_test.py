@@ -4,6 +4,10 @@ With PostgreSQL (metastore), a Spark standalone cluster and the Thrift server on
 up (scripts/deploy_test.sh starts them and stops them on exit), this script
 
 1. creates a publication and three subscriptions (one process);
+1a. writes to the publisher as a writer that knows nothing of qrepl: plain UPDATE, MERGE,
+   DELETE and INSERT with no new msrepl_tran_version, through the Thrift server (another JVM on
+   the shared metastore). The subscribers' replicas still hold the rows as they were, so their
+   captures meet these changes; the publisher's trigger must stamp them before the first batch;
 2. runs AT THE SAME TIME, none waiting for another:
    * three subscriber processes, each capturing transactions through `qrepl.capture.Subscriber`
      (hot rows shared by all, multi-row transactions, inserts of the same keys, deletes);
@@ -14,7 +18,8 @@ up (scripts/deploy_test.sh starts them and stops them on exit), this script
    one batch and every transaction judged or quarantined exactly once, and that outcomes,
    conflicts, compensating commands, quarantine and the publisher equal the sequential
    reference (`qrepl.reference`) fed with the captured transactions batch by batch, in the
-   batches the runs actually cut.
+   batches the runs actually cut, starting from the publisher as the trigger stamped it (so
+   the outside writes count exactly as if their writer had set new versions).
 
 Roles (one per process): `main` (the above), `setup`, `capture`.
 """
@@ -38,6 +43,15 @@ VENV_BIN = PROJECT / ".venv" / "bin"
 SUBSCRIBERS = ["s1", "s2", "s3"]
 HOT_CUSTOMERS = [1, 2, 3]              # from seeds/demo_customers.csv: every subscriber updates them
 SHARED_NEW_CUSTOMERS = range(900, 912)  # every subscriber inserts (and deletes) these same keys
+# the outside writer's statements ({t}: the customers table); each changes hot or shared rows
+FOREIGN_WRITES = [
+    ("U", 1, "update {t} set city = 'Outside-1' where customer_id = 1"),
+    ("U", 2, "merge into {t} as t using (select 2 as customer_id, 'Outside-2' as city) as s "
+             "on t.customer_id = s.customer_id when matched then update set t.city = s.city"),
+    ("D", 3, "delete from {t} where customer_id = 3"),
+    ("I", 905, "insert into {t} (customer_id, name, city, credit_limit, msrepl_tran_version) "
+               "values (905, 'Outside', 'Outside-905', 10.50, null)"),
+]
 ORDER_LINES = [(100, 1), (100, 2), (101, 1)]
 
 
@@ -60,6 +74,22 @@ def setup(schema: str) -> None:
     for name in SUBSCRIBERS:
         Subscriber(wh, name).replica.snapshot_from_publisher()
     print(f"setup: publication sales in schema {schema}, subscribers {', '.join(SUBSCRIBERS)}", flush=True)
+
+
+def foreign(schema: str, log_path: Path) -> None:
+    """Plain SQL through the Thrift server, as any Spark job, dbt model or BI tool would write:
+    no msrepl_tran_version is set. Records the keys and the table's snapshot after the writes."""
+    from pyhive import hive
+
+    cursor = hive.connect(host="127.0.0.1", port=int(os.environ["QREPL_THRIFT_PORT"]), auth="CUSTOM",
+                          username=os.environ["QREPL_THRIFT_USER"],
+                          password=os.environ["QREPL_THRIFT_PASSWORD"]).cursor()
+    table = f"{schema}.customers"
+    for _, _, statement in FOREIGN_WRITES:
+        cursor.execute(statement.format(t=table))
+    cursor.execute(f"select snapshot_id from {table}.refs where name = 'main'")
+    snapshot = cursor.fetchall()[0][0]
+    log_path.write_text(json.dumps({"snapshot": snapshot, "writes": [[op, k] for op, k, _ in FOREIGN_WRITES]}))
 
 
 # -- a subscriber application -------------------------------------------------------------------
@@ -203,6 +233,9 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
         print("setup failed")
         return 1
 
+    print(f"[{_clock(began)}] an outside writer (Thrift): UPDATE, MERGE, DELETE, INSERT with no version", flush=True)
+    foreign(schema, logs / "foreign.json")
+
     dbt = [str(VENV_BIN / "dbt"), "run", "--project-dir", str(PROJECT), "--profiles-dir",
            str(PROJECT / "profiles"), "--target", "thrift"]
     # the scheduler's own target path: its manifest is not re-parsed after the setup's dbt seed
@@ -263,7 +296,8 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
           f"({sum(1 for r in distributor.runs if r[2] != 0)} failed)")
     print(f"  deliveries that overlapped a run {overlapped} of {len(concurrent_deliveries)}; "
           f"runs while captures were writing {len(during_captures)}")
-    print(f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')}; "
+    print(f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')} "
+          f"({report.get('conflicts_on_outside_writes')} on rows written by the outside writer); "
           f"compensating commands {report.get('compensating_commands')}")
     print(f"  wall time {time.time() - began:.0f} s")
     # the point of the test: the parts really ran at the same time
@@ -323,10 +357,31 @@ def verify(schema: str, report_path: Path) -> int:
     scenario = Scenario("deploy_test", pub, SUBSCRIBERS, [])
     reference = ReferenceBackend(scenario)
     reader: ReferenceReader = reference.reader
+    foreign_log = report_path.with_name("foreign.json")
+    stamped_at = None  # the trigger's commit right after the outside writes, if any
+    if foreign_log.exists():
+        written = json.loads(foreign_log.read_text())
+        history = spark.table(f"{wh.table('customers')}.history")
+        child = history.where(history.parent_id == written["snapshot"]).select("snapshot_id").first()
+        if child is None:
+            problems.append("the publisher had no commit after the outside writes")
+        else:
+            stamped_at = child.snapshot_id
+            before = {r["customer_id"]: r["msrepl_tran_version"] for r in
+                      table_at(wh, "customers", written["snapshot"]).collect()}
+            after = {r["customer_id"]: r["msrepl_tran_version"] for r in table_at(wh, "customers", stamped_at).collect()}
+            for op, key in written["writes"]:
+                # the first commit after them is the trigger's, and it gave each written row a version
+                if op != "D" and (after.get(key) is None or after.get(key) == before.get(key)):
+                    problems.append(f"outside {op} of customer {key}: not stamped by the commit after it "
+                                    f"(version {before.get(key)} -> {after.get(key)})")
+                if op == "D" and key in after:
+                    problems.append(f"outside delete of customer {key}: the row is back")
     for article in pub.articles:
         first = (spark.table(f"{wh.table(article.name)}.snapshots").orderBy("committed_at")
                  .select("snapshot_id").first())
-        initial = [r.asDict() for r in table_at(wh, article.name, first.snapshot_id if first else None).collect()]
+        start = stamped_at if article.name == "customers" and stamped_at else (first.snapshot_id if first else None)
+        initial = [r.asDict() for r in table_at(wh, article.name, start).collect()]
         reference.put_publisher_rows(article.name, initial)
     batch_of = {k: v[0] for k, v in times.items()}
     # the order the batch cut read from the queue's commits (SQL Server's orderkey)
@@ -366,12 +421,19 @@ def verify(schema: str, report_path: Path) -> int:
                                 f"e.g. {wrong[:3]}: publisher {[publisher.get(k) for k in wrong[:1]]} "
                                 f"replica {[replica.get(k) for k in wrong[:1]]}")
 
+    if foreign_log.exists():
+        customers = pub.article("customers")
+        keys = {canonical_key(customers, {"customer_id": k}) for _, k in json.loads(foreign_log.read_text())["writes"]}
+        met = [c for c in actual["conflicts"] if c["article"] == "customers" and c["row_key"] in keys]
+        if not met:
+            problems.append("no subscriber's change met an outside write (raise QREPL_DEPLOY_TRANSACTIONS)")
     report = {
         "transactions_queued": len({(r["subscriber"], r["tran_id"]) for r in queue}),
         "commands_queued": len(queue),
         "batches": len(batch_time),
         "outcomes": {o: sum(1 for r in outcomes if r["outcome"] == o) for o in sorted({r["outcome"] for r in outcomes})},
         "conflicts": len(actual["conflicts"]),
+        "conflicts_on_outside_writes": len(met) if foreign_log.exists() else None,
         "compensating_commands": len(actual["compensating_commands"]),
         "quarantined_commands": len(rejects),
         "problems": problems,

@@ -125,26 +125,43 @@
                     select cast(null as string) as new_version where false
                 {%- endif -%}
             {%- endset -%}
-            {#- unstamped: no version; or a version an earlier file of these commits already holds
-                (written, then rewritten by a writer that kept it); or, unless the queue reader
-                wrote it, a version the table held at the last stamp -#}
-            {%- set unstamped -%}
+            {#- each row read: unstamped here (no version, or a version an earlier file of these
+                commits already holds: written, then rewritten by a writer that kept it), or to
+                be looked up (not a version the queue reader wrote since). Cached: it is small,
+                and both questions below read it -#}
+            {%- set judged = view ~ '_judged' -%}
+            {%- call statement('qrepl_stamp_judge', fetch_result=false) -%}
+                cache table {{ judged }} as
                 with candidates as ({{ reads | join(' union all ') }}),
                 ranked as (
                     select *, min(file_seq) over (partition by msrepl_tran_version) as first_seq from candidates
                 )
-                select distinct ranked.{{ keys | join(', ranked.') }}, ranked.msrepl_tran_version as seen_version
+                select
+                    ranked.{{ keys | join(', ranked.') }},
+                    ranked.msrepl_tran_version as seen_version,
+                    (ranked.msrepl_tran_version is null or ranked.file_seq > ranked.first_seq) as unstamped_here,
+                    fresh.new_version is null as not_fresh
                 from ranked
                 left join ({{ fresh }}) as fresh on ranked.msrepl_tran_version = fresh.new_version
-                where
-                    ranked.msrepl_tran_version is null
-                    or ranked.file_seq > ranked.first_seq
-                    {%- if lookup %}
-                    or (fresh.new_version is null and ranked.msrepl_tran_version in (
-                        select msrepl_tran_version from {{ table }} version as of {{ since }}
-                        where msrepl_tran_version is not null
-                    ))
-                    {%- endif %}
+            {%- endcall -%}
+            {#- the table as of the last stamp is read only when a row needs it (after a queue
+                reader batch alone, none does), and then as the probe side of a join whose
+                build side is those few rows: one pass over the versions, no sort of the table -#}
+            {%- set to_look_up = (run_query('select count(*) from ' ~ judged ~ ' where not unstamped_here and not_fresh').rows[0][0] | int) if lookup else 0 -%}
+            {%- set unstamped -%}
+                select distinct {{ keys | join(', ') }}, seen_version from {{ judged }} where unstamped_here
+                {%- if to_look_up > 0 %}
+                union
+                -- a version the table held at the last stamp: an UPDATE or MERGE that kept it,
+                -- an INSERT that copied it
+                select /*+ BROADCAST(j) */ distinct j.{{ keys | join(', j.') }}, j.seen_version
+                from (
+                    select msrepl_tran_version from {{ table }} version as of {{ since }}
+                    where msrepl_tran_version is not null
+                ) as held
+                inner join {{ judged }} as j on j.seen_version = held.msrepl_tran_version
+                where not j.unstamped_here and j.not_fresh
+                {%- endif %}
             {%- endset -%}
         {%- endif -%}
     {%- endif -%}
@@ -169,12 +186,14 @@
                 {%- set examined = after_merge[0][0] | int -%}
             {%- endif -%}
         {%- endif -%}
-        {%- call statement('qrepl_stamp_uncache', fetch_result=false) -%}
-            uncache table if exists {{ view }}
-        {%- endcall -%}
-        {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
-            drop view if exists {{ view }}
-        {%- endcall -%}
+        {%- for name in [view, view ~ '_judged'] -%}
+            {%- call statement('qrepl_stamp_uncache', fetch_result=false) -%}
+                uncache table if exists {{ name }}
+            {%- endcall -%}
+            {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
+                drop view if exists {{ name }}
+            {%- endcall -%}
+        {%- endfor -%}
     {%- endif -%}
     {%- if since is none and stamped == 0 -%}
         {#- the next stamp reads the table as of the recorded snapshot: not one from before
