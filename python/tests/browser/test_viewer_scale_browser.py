@@ -101,7 +101,7 @@ def _ids(driver: Any) -> list[str]:
             for r in driver.find_elements("css selector", "#conflict-table tbody tr[data-conflict-id]")]
 
 
-def test_100k_conflicts_open_small_and_count_every_conflict(driver, scale_viewer):
+def test_100k_conflicts_open_small_and_count_every_conflict(driver, scale_viewer, artifacts):
     size = scale_viewer.stat().st_size
     assert size < PAGE_BYTES_BOUND, f"index.html is {size:,} bytes"
     wall = _open(driver, scale_viewer.as_uri())
@@ -127,6 +127,7 @@ def test_100k_conflicts_open_small_and_count_every_conflict(driver, scale_viewer
         assert labels[-1][0] == "40,000", labels
         assert all(x >= 0 for _, x in labels), (chart, labels)
     assert [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"] == []
+    assert driver.save_screenshot(str(artifacts / "viewer-100k.png"))
 
 
 def test_100k_filter_reaches_conflicts_far_from_the_first_page(driver, scale_viewer):
