@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.spark]
 SCHEMA = "qrepl_viewer_scale"
 TOTAL = 100_000
 # The page (index.html alone): counts per group + the first 500 rows + the code. It grows with
-# the groups, not the conflicts; 100k conflicts in 800 groups make about 0.3 MB.
+# the groups, not the conflicts: 100k conflicts in 75 groups make 0.18 MB.
 PAGE_BYTES_BOUND = 1_000_000
 # Five conflicts of subscriber "rare", spread over the log: none among the newest rows.
 RARE = (12_345, 33_333, 54_321, 77_777, 99_990)
