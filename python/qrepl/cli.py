@@ -205,19 +205,19 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
 
 
 @main.command()
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for index.html.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True,
+              help="Folder for index.html (and, past 500 conflicts, its viewer-data-* folder).")
 def viewer(out_dir) -> None:
     """Write the static HTML conflict viewer (filters, side-by-side rows, charts).
+    A large log's rows are side files next to index.html: keep the folder together.
 
     \b
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from .service import immediate_stats, list_conflicts, warehouse
-    from .viewer import render_viewer
+    from .service import write_conflict_viewer
 
-    immediate = sorted(immediate_stats(warehouse(_schema())).values(), key=lambda s: s["subscriber"])
-    _echo(str(render_viewer(list_conflicts(_schema()), out_dir, immediate=immediate)))
+    _echo(str(write_conflict_viewer(_schema(), out_dir)))
 
 
 @main.command()

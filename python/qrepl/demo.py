@@ -6,7 +6,7 @@ from __future__ import annotations
 from .capture import Subscriber
 from .distribution import distribute
 from .model import ConflictError
-from .service import Echo, create_publication, list_conflicts, run_reader, warehouse
+from .service import Echo, create_publication, list_conflicts, run_reader, warehouse, write_conflict_viewer
 from .spark import PROJECT_DIR, WORK_DIR
 
 SUBSCRIBERS = ("north", "south", "east")
@@ -96,9 +96,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
              f"({counts['compensations']} compensating commands)")
     echo(f"Run: {history['transactions_processed']} transactions, {history['commands_processed']} commands, "
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
-    from .viewer import render_viewer
-
-    page = render_viewer(conflicts, WORK_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
+    page = write_conflict_viewer(schema, WORK_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
          f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")

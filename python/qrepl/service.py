@@ -190,6 +190,36 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     return rows
 
 
+def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl conflicts") -> Path:
+    """`qrepl viewer`: the HTML conflict viewer of every conflict (qrepl.viewer). Spark counts
+    the conflicts per group (the page's counts, filters and charts); the rows stream in the
+    viewer's order into chunks, from the same snapshot of `conflicts`. Returns index.html."""
+    from pyspark.sql import functions as F
+
+    from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
+
+    wh = warehouse(schema)
+    immediate = sorted(immediate_stats(wh).values(), key=lambda s: s["subscriber"])
+    snapshot = wh.current_snapshot("conflicts") if wh.exists("conflicts") else None
+    if snapshot is None:
+        return write_viewer([], [], out_dir, title, immediate)
+    df = wh.spark.read.option("snapshot-id", snapshot).table(wh.table("conflicts"))
+    order = [F.col(f).desc() if descending else F.col(f).asc() for f, descending in VIEWER_ORDER]
+    groups = [r.asDict() for r in df.groupBy(*GROUP_FIELDS).count().orderBy(*order[:-1]).collect()]
+    reviews = conflict_reviews(wh)
+    own = [f for f in ROW_FIELDS if f != "review"]
+
+    def rows():
+        for r in df.select(*GROUP_FIELDS, *own).orderBy(*order).toLocalIterator():
+            row = r.asDict()
+            for image in ("publisher_row", "subscriber_row"):
+                row[image] = json.loads(row[image], parse_float=Decimal) if row[image] else None
+            row["review"] = reviews.get(row["conflict_id"])
+            yield row
+
+    return write_viewer(groups, rows(), out_dir, title, immediate)
+
+
 def conflict_reviews(wh) -> dict[str, dict]:
     """How each conflict resolved by hand was resolved (conflict_reviews, written only by
     macros/conflicts/qrepl_resolve_conflict.sql): keep, outcome, resolved_by, resolved_at."""

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 from typing import Any
 
 from qrepl.model import CONFLICT_CODES
 
 XSS = '</script><img src=x onerror="window.__qrepl_pwned=1">'
-DATA_RE = re.compile(
-    r'<script type="application/json" id="qrepl-data">(.*?)</script>', re.S
-)
 
 
 def _conflict(
@@ -151,9 +149,35 @@ def sample_conflicts() -> list[dict[str, Any]]:
     ]
 
 
-def embedded_text(page: str) -> str:
-    match = DATA_RE.search(page)
-    assert match, "qrepl-data script tag not found"
+def embedded_text(page: str, element_id: str = "qrepl-chunk") -> str:
+    """The text of one of the page's JSON <script> elements (the first chunk of rows by default)."""
+    match = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page, re.S)
+    assert match, f"{element_id} script tag not found"
     return match.group(1)
+
+
+def read_viewer(index: pathlib.Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Decode a written viewer as the page does: (its groups with their counts, every conflict
+    in the table's order), from the inline JSON and the side files next to the page."""
+    page = index.read_text(encoding="utf-8")
+    meta = json.loads(embedded_text(page, "qrepl-meta"))
+    encoded = json.loads(embedded_text(page, "qrepl-groups"))
+    fields = meta["group_fields"]
+    groups = [{**{f: encoded["values"][f][codes[i]] for i, f in enumerate(fields)}, "count": codes[-1]}
+              for codes in encoded["groups"]]
+    chunks = [json.loads(embedded_text(page))]
+    for n in range(1, meta["chunks"]):
+        text = (index.parent / meta["data_dir"] / f"chunk-{n}.js").read_text(encoding="utf-8")
+        assert text.startswith("qreplChunk(") and text.endswith(");\n")
+        chunks.append(json.loads(text[len("qreplChunk("):-3]))
+    assert [c["chunk"] for c in chunks] == list(range(len(chunks)))
+    rows = [dict(zip(meta["row_fields"], values, strict=True)) for c in chunks for values in c["rows"]]
+    conflicts, at = [], 0
+    for g in groups:
+        for row in rows[at:at + g["count"]]:
+            conflicts.append({**{f: g[f] for f in fields}, **row})
+        at += g["count"]
+    assert at == len(rows) == meta["total"]
+    return groups, conflicts
 
 

@@ -4,7 +4,7 @@
   const SVG_NS = "http://www.w3.org/2000/svg";
   // Hash/filter key -> conflict field. The hash keys are part of the shareable-link contract.
   const FILTER_FIELDS = { publication: "publication", article: "article", subscriber: "subscriber", type: "conflict_type" };
-  const STATE_KEYS = ["publication", "article", "subscriber", "type", "from", "to", "conflict"];
+  const STATE_KEYS = ["publication", "article", "subscriber", "type", "from", "to", "page", "conflict"];
   // Conflict type -> colour, in SQL Server's code order (qrepl.model, embedded by qrepl.viewer).
   const TYPE_COLORS = parseJson("qrepl-types", {});
   const TYPE_ORDER = Object.keys(TYPE_COLORS);
@@ -12,8 +12,20 @@
     "#ff9da7", "#9c755f", "#bab0ac"];
   // Filling every calendar day keeps gaps visible; past this span only days with data are drawn.
   const MAX_FILLED_DAYS = 120;
+  const PAGE_ROWS = 100;
 
-  const conflicts = parseConflicts();
+  // qrepl.viewer.write_viewer: the groups count every conflict; rows come in chunks (the first
+  // inline, the others side files in META.data_dir), in group order, so a group is one run.
+  const META = parseJson("qrepl-meta", { total: 0, chunk_rows: 1, chunks: 0, data_dir: "", row_fields: [] });
+  const groups = parseGroups();
+  const total = groups.reduce((n, g) => n + g.count, 0);
+  const chunks = new Map();      // chunk number -> rows (objects with the row fields)
+  const waiting = new Map();     // chunk number -> {promise, resolve, reject}
+  const positionOf = new Map();  // conflict_id -> position, for the chunks loaded so far
+  let allIds = null;             // every conflict_id (ids.js), loaded for a link to an unloaded one
+  let idsWaiting = null;
+  let renderToken = 0;
+  let firstRender = true;
   const state = emptyState();
   const colorMaps = buildColorMaps();
 
@@ -27,9 +39,91 @@
     }
   }
 
-  function parseConflicts() {
-    const parsed = parseJson("qrepl-data", []);
-    return Array.isArray(parsed) ? parsed.filter(c => c && typeof c === "object") : [];
+  function parseGroups() {
+    const parsed = parseJson("qrepl-groups", { values: {}, groups: [] });
+    const fields = META.group_fields || [];
+    let start = 0;
+    return (parsed.groups || []).map(codes => {
+      const g = { start: start, count: Number(codes[fields.length]) || 0 };
+      fields.forEach((f, i) => { g[f] = (parsed.values[f] || [])[codes[i]]; });
+      start += g.count;
+      return g;
+    });
+  }
+
+  // ---------- rows, chunk by chunk ----------
+  function addChunk(data) {
+    if (!data || !Array.isArray(data.rows) || chunks.has(data.chunk)) return;
+    const base = data.chunk * META.chunk_rows;
+    chunks.set(data.chunk, data.rows.map((values, i) => {
+      const row = {};
+      META.row_fields.forEach((f, j) => { row[f] = values[j]; });
+      positionOf.set(str(row.conflict_id), base + i);
+      return row;
+    }));
+    const w = waiting.get(data.chunk);
+    if (w) { waiting.delete(data.chunk); w.resolve(); }
+  }
+
+  function deferred() {
+    const d = {};
+    d.promise = new Promise((resolve, reject) => { d.resolve = resolve; d.reject = reject; });
+    return d;
+  }
+
+  function loadScript(name, onError) {
+    const node = document.createElement("script");
+    node.src = META.data_dir + "/" + name;
+    node.onerror = () => onError(new Error("cannot load " + node.src + " (keep the " + META.data_dir +
+      " folder next to the page)"));
+    document.body.appendChild(node);
+  }
+
+  function loadChunk(n) {
+    if (chunks.has(n)) return Promise.resolve();
+    if (!waiting.has(n)) {
+      const d = deferred();
+      waiting.set(n, d);
+      loadScript("chunk-" + n + ".js", err => { waiting.delete(n); d.reject(err); });
+    }
+    return waiting.get(n).promise;
+  }
+
+  function loadIds() {
+    if (allIds) return Promise.resolve();
+    if (!META.data_dir) { allIds = []; return Promise.resolve(); }
+    if (!idsWaiting) {
+      idsWaiting = deferred();
+      loadScript("ids.js", err => { const d = idsWaiting; idsWaiting = null; d.reject(err); });
+    }
+    return idsWaiting.promise;
+  }
+
+  // The side files call these (a <script> element is the one loader that works from file://).
+  window.qreplChunk = addChunk;
+  window.qreplIds = ids => {
+    allIds = Array.isArray(ids) ? ids.map(str) : [];
+    if (idsWaiting) idsWaiting.resolve();
+  };
+
+  function groupOf(position) {
+    let lo = 0, hi = groups.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (groups[mid].start <= position) lo = mid; else hi = mid - 1;
+    }
+    return groups[lo];
+  }
+
+  // The whole conflict at a loaded position: its group's fields and its own.
+  function conflictAt(position) {
+    const rows = chunks.get(Math.floor(position / META.chunk_rows));
+    const own = rows && rows[position % META.chunk_rows];
+    if (!own) return null;
+    const c = Object.assign({}, groupOf(position), own);
+    delete c.start;
+    delete c.count;
+    return c;
   }
 
   function emptyState() {
@@ -83,7 +177,7 @@
   // ---------- data helpers ----------
   function distinct(field) {
     const seen = new Set();
-    conflicts.forEach(c => { if (c[field] !== null && c[field] !== undefined && c[field] !== "") seen.add(String(c[field])); });
+    groups.forEach(c => { if (c[field] !== null && c[field] !== undefined && c[field] !== "") seen.add(String(c[field])); });
     const values = Array.from(seen);
     if (field === "conflict_type") {
       return values.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
@@ -126,18 +220,48 @@
     return true;
   }
 
+  // The groups the filters keep; their conflicts are the table's rows, in order.
   function filtered() {
-    return conflicts.filter(c => {
+    return groups.filter(g => {
       for (const key of Object.keys(FILTER_FIELDS)) {
-        if (state[key] && str(c[FILTER_FIELDS[key]]) !== state[key]) return false;
+        if (state[key] && str(g[FILTER_FIELDS[key]]) !== state[key]) return false;
       }
-      return inTimeRange(c);
-    }).sort((a, b) => str(b.detected_at).localeCompare(str(a.detected_at))
-      || str(a.conflict_id).localeCompare(str(b.conflict_id), undefined, { numeric: true }));
+      return g.count > 0 && inTimeRange(g);
+    });
+  }
+
+  function countOf(selected) {
+    return selected.reduce((n, g) => n + g.count, 0);
+  }
+
+  function pageCount(n) {
+    return Math.max(1, Math.ceil(n / PAGE_ROWS));
+  }
+
+  function currentPage(n) {
+    const p = parseInt(state.page, 10);
+    return Number.isFinite(p) && p >= 1 ? Math.min(p, pageCount(n)) : 1;
+  }
+
+  // The positions of one page of the filtered conflicts.
+  function pagePositions(selected, page) {
+    let skip = (page - 1) * PAGE_ROWS;
+    const out = [];
+    for (const g of selected) {
+      if (out.length === PAGE_ROWS) break;
+      if (skip >= g.count) { skip -= g.count; continue; }
+      for (let i = g.start + skip; i < g.start + g.count && out.length < PAGE_ROWS; i++) out.push(i);
+      skip = 0;
+    }
+    return out;
+  }
+
+  function number(n) {
+    return n.toLocaleString("en-US");
   }
 
   function plural(n) {
-    return n + (n === 1 ? " conflict" : " conflicts");
+    return number(n) + (n === 1 ? " conflict" : " conflicts");
   }
 
   // ---------- URL hash <-> state ----------
@@ -191,6 +315,7 @@
   function onFilterChange(event) {
     const key = event.target.dataset.filter;
     state[key] = event.target.value;
+    state.page = "";
     writeHash();
     render();
   }
@@ -202,10 +327,43 @@
     render();
   }
 
+  function goToPage(page) {
+    state.page = page > 1 ? String(page) : "";
+    writeHash();
+    render();
+  }
+
   // ---------- table ----------
-  function renderTable(rows) {
+  function renderTable(selected) {
+    const n = countOf(selected);
+    const page = currentPage(n);
+    const positions = pagePositions(selected, page);
+    const first = (page - 1) * PAGE_ROWS;
+    document.getElementById("page-info").textContent = n
+      ? number(first + 1) + "\u2013" + number(first + positions.length) + " of " + number(n) +
+        " (page " + number(page) + " of " + number(pageCount(n)) + ")"
+      : "";
+    document.getElementById("page-newer").disabled = page <= 1;
+    document.getElementById("page-older").disabled = page >= pageCount(n);
+    document.getElementById("pager").hidden = pageCount(n) <= 1;
+    const missing = Array.from(new Set(positions.map(p => Math.floor(p / META.chunk_rows)))).filter(k => !chunks.has(k));
+    if (missing.length) {
+      const token = renderToken;
+      fillTable([], n, "Loading conflicts\u2026");
+      Promise.all(missing.map(loadChunk)).then(
+        () => { if (token === renderToken) renderTable(selected); },
+        err => { if (token === renderToken) fillTable([], n, String(err.message || err)); });
+      return;
+    }
+    fillTable(positions.map(conflictAt), n, "");
+  }
+
+  function fillTable(rows, n, message) {
     const tbody = document.querySelector("#conflict-table tbody");
     clear(tbody);
+    if (message) {
+      tbody.appendChild(el("tr", { className: "loading" }, [el("td", { colspan: "9", text: message })]));
+    }
     rows.forEach(c => {
       const tr = el("tr", { tabindex: "0", dataset: { conflictId: str(c.conflict_id) } }, [
         detectedCell(c.detected_at),
@@ -221,8 +379,8 @@
       if (state.conflict && str(c.conflict_id) === state.conflict) tr.classList.add("selected");
       tbody.appendChild(tr);
     });
-    document.getElementById("conflict-table").hidden = rows.length === 0;
-    document.getElementById("no-conflicts").hidden = rows.length !== 0;
+    document.getElementById("conflict-table").hidden = n === 0;
+    document.getElementById("no-conflicts").hidden = n !== 0;
   }
 
   // Date and time on two lines keep the widest column narrow enough for the side-by-side layout.
@@ -256,9 +414,21 @@
       panel.appendChild(el("div", { className: "placeholder", text: "Select a conflict to compare the winning and losing rows." }));
       return;
     }
-    const c = conflicts.find(x => str(x.conflict_id) === state.conflict);
+    const wanted = state.conflict;
+    const c = positionOf.has(wanted) ? conflictAt(positionOf.get(wanted)) : null;
     if (!c) {
-      panel.appendChild(el("div", { className: "placeholder", text: "Conflict " + state.conflict + " is not in this file." }));
+      if (!allIds && META.data_dir) {
+        // A link to a conflict in a chunk not loaded yet: ids.js says which chunk holds it.
+        panel.appendChild(el("div", { className: "placeholder", text: "Looking for conflict " + wanted + "\u2026" }));
+        const token = renderToken;
+        loadIds().then(() => {
+          const at = allIds.indexOf(wanted);
+          return at < 0 ? null : loadChunk(Math.floor(at / META.chunk_rows));
+        }).then(() => { if (token === renderToken) renderDetail(); },
+          () => { allIds = allIds || []; if (token === renderToken) renderDetail(); });
+        return;
+      }
+      panel.appendChild(el("div", { className: "placeholder", text: "Conflict " + wanted + " is not in this file." }));
       return;
     }
     const close = el("button", { type: "button", title: "Close", "aria-label": "Close detail", text: "\u00d7" });
@@ -375,8 +545,8 @@
   }
 
   // ---------- charts ----------
-  function dayRange(rows) {
-    const days = Array.from(new Set(rows.map(dayOf).filter(Boolean))).sort();
+  function dayRange(selected) {
+    const days = Array.from(new Set(selected.map(dayOf).filter(Boolean))).sort();
     if (days.length < 2) return days;
     const start = Date.parse(days[0] + "T00:00:00Z");
     const end = Date.parse(days[days.length - 1] + "T00:00:00Z");
@@ -387,6 +557,11 @@
     return all;
   }
 
+  // Wide enough for the longest y-axis label (10px digits are under 6.5px wide).
+  function leftMargin(labels) {
+    return Math.max(30, 10 + Math.ceil(6.5 * Math.max.apply(null, labels.map(t => t.length))));
+  }
+
   function niceStep(max) {
     const rough = Math.max(1, max / 4);
     const mag = Math.pow(10, Math.floor(Math.log10(rough)));
@@ -394,38 +569,41 @@
     return Math.max(1, Math.round(step));
   }
 
-  function renderChart(key, field, rows) {
+  function renderChart(key, field, selected) {
     const chart = document.getElementById("chart-" + key);
     const legend = document.getElementById("legend-" + key);
     const W = 420, H = 190, M = { top: 10, right: 8, bottom: 26, left: 30 };
-    const pw = W - M.left - M.right, ph = H - M.top - M.bottom;
     clear(chart);
     clear(legend);
     chart.setAttribute("viewBox", "0 0 " + W + " " + H);
 
-    const days = dayRange(rows);
+    const days = dayRange(selected);
     if (!days.length) {
       chart.appendChild(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, ["No conflicts"]));
       return;
     }
     const categories = Array.from(colorMaps[key].keys());
     const counts = new Map(days.map(d => [d, new Map()]));
-    rows.forEach(c => {
-      const bucket = counts.get(dayOf(c));
+    selected.forEach(g => {
+      const bucket = counts.get(dayOf(g));
       if (!bucket) return;
-      const cat = str(c[field]) || "(none)";
-      bucket.set(cat, (bucket.get(cat) || 0) + 1);
+      const cat = str(g[field]) || "(none)";
+      bucket.set(cat, (bucket.get(cat) || 0) + g.count);
       if (!categories.includes(cat)) categories.push(cat);
     });
     const totals = days.map(d => Array.from(counts.get(d).values()).reduce((a, b) => a + b, 0));
     const step = niceStep(Math.max.apply(null, totals));
     const yMax = Math.max(step, Math.ceil(Math.max.apply(null, totals) / step) * step);
+    const ticks = [];
+    for (let t = 0; t <= yMax; t += step) ticks.push(t);
+    M.left = leftMargin(ticks.map(number));
+    const pw = W - M.left - M.right, ph = H - M.top - M.bottom;
     const y = v => M.top + ph - (v / yMax) * ph;
 
-    for (let t = 0; t <= yMax; t += step) {
+    ticks.forEach(t => {
       chart.appendChild(svg("line", { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: "grid" }));
-      chart.appendChild(svg("text", { x: M.left - 5, y: y(t) + 3, "text-anchor": "end" }, [String(t)]));
-    }
+      chart.appendChild(svg("text", { x: M.left - 5, y: y(t) + 3, "text-anchor": "end", class: "y-label" }, [number(t)]));
+    });
     const slot = pw / days.length;
     const barW = Math.max(2, Math.min(40, slot * 0.7));
     const labelEvery = Math.ceil(days.length / 8);
@@ -459,19 +637,27 @@
 
   // ---------- top-level render ----------
   function render() {
-    const rows = filtered();
-    document.getElementById("conflict-count").textContent = plural(rows.length);
-    document.getElementById("conflict-of").textContent = rows.length === conflicts.length ? "" : "of " + conflicts.length;
-    document.getElementById("no-conflicts").textContent = conflicts.length ? "No conflicts match these filters" : "No conflicts";
-    renderTable(rows);
+    renderToken += 1;
+    const selected = filtered();
+    const n = countOf(selected);
+    document.getElementById("conflict-count").textContent = plural(n);
+    document.getElementById("conflict-of").textContent = n === total ? "" : "of " + number(total);
+    document.getElementById("no-conflicts").textContent = total ? "No conflicts match these filters" : "No conflicts";
+    renderTable(selected);
     renderDetail();
-    renderChart("article", "article", rows);
-    renderChart("subscriber", "subscriber", rows);
-    renderChart("type", "conflict_type", rows);
+    renderChart("article", "article", selected);
+    renderChart("subscriber", "subscriber", selected);
+    renderChart("type", "conflict_type", selected);
+    if (firstRender) {
+      firstRender = false;
+      // The browser test reads this to measure the time to first render.
+      if (window.performance && performance.mark) performance.mark("qrepl-first-render");
+    }
   }
 
   function init() {
-    document.getElementById("total-count").textContent = plural(conflicts.length) + " in this report";
+    addChunk(parseJson("qrepl-chunk", null));
+    document.getElementById("total-count").textContent = plural(total) + " in this report";
     fillSelects();
     readHash();
     syncControls();
@@ -484,6 +670,8 @@
       const id = rowFromEvent(event);
       if (id !== null) { event.preventDefault(); selectConflict(id); }
     });
+    document.getElementById("page-newer").addEventListener("click", () => goToPage(currentPage(countOf(filtered())) - 1));
+    document.getElementById("page-older").addEventListener("click", () => goToPage(currentPage(countOf(filtered())) + 1));
     window.addEventListener("hashchange", () => { readHash(); syncControls(); render(); });
     render();
   }

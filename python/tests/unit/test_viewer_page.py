@@ -1,5 +1,6 @@
 """The static conflict viewer's generated file (qrepl.viewer), without a browser:
-one self-contained page, data embedded safely, nothing loaded from outside."""
+one self-contained page for a small log, side files for a large one, data embedded safely,
+nothing loaded from outside."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import pathlib
 import re
 
 from qrepl.model import CONFLICT_CODES
-from qrepl.viewer import ASSETS, render_viewer
-from viewer_samples import XSS, embedded_text, sample_conflicts
+import pytest
+
+from qrepl import viewer
+from qrepl.viewer import ASSETS, render_viewer, write_viewer
+from viewer_samples import XSS, embedded_text, read_viewer, sample_conflicts
 
 
 
@@ -36,22 +40,24 @@ def test_render_writes_single_index_file(tmp_path: pathlib.Path) -> None:
 
 def test_embedded_data_round_trips(tmp_path: pathlib.Path) -> None:
     conflicts = sample_conflicts()
-    page = render_viewer(conflicts, tmp_path).read_text(encoding="utf-8")
-    assert json.loads(embedded_text(page)) == conflicts
+    groups, shown = read_viewer(render_viewer(conflicts, tmp_path))
+    assert shown == [{**c, "review": None} for c in sorted(conflicts, key=lambda c: c["detected_at"], reverse=True)]
+    assert sum(g["count"] for g in groups) == 6
 
 
 def test_malicious_value_cannot_break_out_of_script(tmp_path: pathlib.Path) -> None:
     conflicts = sample_conflicts()
     conflicts[1]["subscriber_row"]["name"] = XSS
     conflicts[1]["reason_text"] = "<!-- " + XSS
-    page = render_viewer(conflicts, tmp_path).read_text(encoding="utf-8")
+    index = render_viewer(conflicts, tmp_path)
+    page = index.read_text(encoding="utf-8")
     data = embedded_text(page)
     assert "<" not in data and ">" not in data
     assert "<img" not in page
     # Exactly the template's own script closers: the data never closes a script early.
     own = render_viewer([], tmp_path / "empty").read_text(encoding="utf-8").count("</script>")
-    assert page.count("</script>") == own == 3  # data, conflict types, the viewer's code
-    assert json.loads(data) == conflicts
+    assert page.count("</script>") == own == 5  # meta, groups, first rows, conflict types, the viewer's code
+    assert read_viewer(index)[1][4]["reason_text"] == "<!-- " + XSS
 
 
 def test_title_is_html_escaped(tmp_path: pathlib.Path) -> None:
@@ -59,7 +65,7 @@ def test_title_is_html_escaped(tmp_path: pathlib.Path) -> None:
         encoding="utf-8"
     )
     assert "<title>&lt;b&gt;x&lt;/b&gt; &amp; __QREPL_DATA__</title>" in page
-    assert json.loads(embedded_text(page)) == []
+    assert json.loads(embedded_text(page)) == {"chunk": 0, "rows": []}
 
 
 def test_non_json_values_are_converted(tmp_path: pathlib.Path) -> None:
@@ -70,8 +76,7 @@ def test_non_json_values_are_converted(tmp_path: pathlib.Path) -> None:
         "ratio": float("nan"),
         "ver": b"\x00\x01\xff",
     }
-    page = render_viewer([conflict], tmp_path).read_text(encoding="utf-8")
-    loaded = json.loads(embedded_text(page))[0]
+    loaded = read_viewer(render_viewer([conflict], tmp_path))[1][0]
     assert loaded["detected_at"] == "2026-11-22T10:15:00"
     assert loaded["publisher_row"] == {
         "amount": "1.50",
@@ -95,3 +100,42 @@ def test_conflict_types_come_from_the_model(tmp_path: pathlib.Path) -> None:
     assert list(json.loads(types.group(1))) == list(CONFLICT_CODES)
     code = (ASSETS / "viewer.js").read_text(encoding="utf-8")
     assert [t for t in CONFLICT_CODES if t in code] == []
+
+
+def _many(n: int) -> list[dict]:
+    """n conflicts over three days: the six samples repeated with new ids."""
+    base = sample_conflicts()
+    return [{**base[i % 6], "conflict_id": f"m{i:05d}", "detected_at": f"2026-11-{20 + i % 3}T0{i % 7}:00:00"}
+            for i in range(n)]
+
+
+def test_a_large_log_keeps_the_page_small_and_every_conflict_reachable(tmp_path: pathlib.Path) -> None:
+    """Past one chunk, the rows go to side files next to the page; the page holds the counts
+    (groups) of every conflict and the first chunk only, and decoding it all gives back every
+    conflict, each group's conflicts together, newest first."""
+    conflicts = _many(2 * viewer.CHUNK_ROWS + 7)
+    index = render_viewer(conflicts, tmp_path)
+    meta = json.loads(embedded_text(index.read_text(encoding="utf-8"), "qrepl-meta"))
+    assert meta["chunks"] == 3 and meta["total"] == len(conflicts)
+    data = tmp_path / meta["data_dir"]
+    assert sorted(p.name for p in data.iterdir()) == ["chunk-1.js", "chunk-2.js", "ids.js"]
+    assert len(json.loads(embedded_text(index.read_text(encoding="utf-8")))["rows"]) == viewer.CHUNK_ROWS
+    groups, shown = read_viewer(index)
+    assert sorted(c["conflict_id"] for c in shown) == sorted(c["conflict_id"] for c in conflicts)
+    assert sum(g["count"] for g in groups) == len(conflicts) and len(groups) < 60
+    assert [c["detected_at"] for c in shown] == sorted((c["detected_at"] for c in conflicts), reverse=True)
+    ids = (data / "ids.js").read_text(encoding="utf-8")
+    assert json.loads(ids[len("qreplIds("):-3]) == [c["conflict_id"] for c in shown]
+    # A rerun replaces the data folder; the old one goes once the new page points elsewhere.
+    again = render_viewer(conflicts[:3], tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
+    assert len(read_viewer(again)[1]) == 3
+
+
+def test_rows_out_of_the_groups_order_are_refused(tmp_path: pathlib.Path) -> None:
+    rows = [{**c, "review": None} for c in sample_conflicts()]  # oldest first: not the viewer's order
+    groups = [{**{f: c[f] for f in viewer.GROUP_FIELDS}, "count": 1} for c in reversed(rows)]
+    with pytest.raises(ValueError, match="not in the groups' order at row 0"):
+        write_viewer(groups, rows, tmp_path)
+    with pytest.raises(ValueError, match="groups count 6 conflicts, the rows are 5"):
+        write_viewer(groups, list(reversed(rows))[:5], tmp_path)
