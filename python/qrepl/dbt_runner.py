@@ -63,7 +63,7 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
     os.environ.setdefault("DBT_LOG_PATH", str(WORK_DIR / "logs"))
     from dbt.cli.main import dbtRunner
 
-    cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR / "profiles")]
+    cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
     if extra_vars:
         cmd += ["--vars", json.dumps(extra_vars)]
     if quiet:
