@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
+.PHONY: example concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -33,6 +33,10 @@ browser:                ## Debian's Chromium + ChromeDriver for the viewer's bro
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ echo "installing chromium for the browser tests (apt-get)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+example: $(STAMP)       ## examples/downstream: a dbt project with qrepl as a package (packages.yml), plain `dbt build` on a workload
+	rm -rf $(CURDIR)/.qrepl_state/example
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/example bash scripts/example.sh
 
 thrift-test: $(STAMP)   ## dbt build against a real Spark Thrift Server (started and stopped here)
 	bash scripts/thrift_test.sh
