@@ -125,7 +125,7 @@ concurrency: $(STAMP) metastore-driver  ## separate JVMs on one PostgreSQL metas
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
-	$(VENV)/bin/sqlfluff lint models tests  # macro files render to nothing on their own
+	$(VENV)/bin/sqlfluff lint models tests examples/downstream/models examples/downstream/tests  # macro files render to nothing on their own
 
 lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript
 	npx --no-install eslint python/qrepl/viewer_assets

@@ -65,6 +65,9 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
         "org.apache.spark.sql.execution.CacheManager", "org.apache.iceberg.BaseMetastoreCatalog",
         "org.apache.spark.sql.hive.thriftserver", "org.apache.hive.service",
         "org.apache.spark.scheduler.TaskSetManager", "org.apache.spark.storage.BlockManager",
+        # what qrepl's own processes silence with setLogLevel("ERROR") once the session is up,
+        # and plain dbt (profiles.yml) would print at every model
+        "org.apache.spark.sql.execution.window.WindowExec", "org.apache.spark.sql.catalyst.util.SparkStringUtils",
     ])
 )
 
