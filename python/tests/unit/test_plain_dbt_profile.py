@@ -74,3 +74,12 @@ def test_the_state_dirs_conf_holds_what_the_profile_points_at(monkeypatch, tmp_p
     assert (conf_dir / "log4j2.properties").read_text() == spark.LOG4J2
     spark.write_spark_conf_dir(tmp_path / "state")  # a second write keeps the link
     assert Path(settings["spark.jars"]).resolve() == spark.iceberg_jar().resolve()
+
+
+def test_dbt_inside_a_qrepl_process_has_the_same_output_without_the_settings():
+    """`qrepl run` / `qrepl dbt` run dbt on the session spark.py built: the `in_process` output
+    is `local` without server_side_parameters (applying them again costs at every statement)."""
+    (profile,) = yaml.safe_load((ROOT / "profiles.yml").read_text()).values()
+    local, in_process = dict(profile["outputs"]["local"]), profile["outputs"]["in_process"]
+    assert local.pop("server_side_parameters")
+    assert in_process == local
