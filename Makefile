@@ -10,7 +10,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
+.PHONY: example concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -33,6 +33,10 @@ browser:                ## Debian's Chromium + ChromeDriver for the viewer's bro
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ echo "installing chromium for the browser tests (apt-get)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+example: $(STAMP)       ## examples/downstream: a dbt project with qrepl as a package (packages.yml), plain `dbt build` on a workload
+	rm -rf $(CURDIR)/.qrepl_state/example
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/example bash scripts/example.sh
 
 thrift-test: $(STAMP)   ## dbt build against a real Spark Thrift Server (started and stopped here)
 	bash scripts/thrift_test.sh
@@ -121,7 +125,7 @@ concurrency: $(STAMP) metastore-driver  ## separate JVMs on one PostgreSQL metas
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
-	$(VENV)/bin/sqlfluff lint models tests  # macro files render to nothing on their own
+	$(VENV)/bin/sqlfluff lint models tests examples/downstream/models examples/downstream/tests  # macro files render to nothing on their own
 
 lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript
 	npx --no-install eslint python/qrepl/viewer_assets

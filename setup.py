@@ -11,7 +11,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 # What `dbt build` and `qrepl demo` read: the project file, its paths and the demo publication.
-DBT_PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "profiles", "seeds", "tests", "publications"]
+DBT_PROJECT_PARTS = ["dbt_project.yml", "models", "macros", "profiles.yml", "seeds", "tests", "publications"]
 
 
 class BuildPyWithDbtProject(build_py):

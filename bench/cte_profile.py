@@ -110,7 +110,7 @@ def compiled_at(ref: str, model: str) -> str:
     os.environ["DBT_TARGET_PATH"] = str(tree / "target")
     try:
         res = dbtRunner().invoke(["--quiet", "compile", "--select", model, "--log-level", "none",
-                                  "--project-dir", str(tree), "--profiles-dir", str(REPO / "profiles")])
+                                  "--project-dir", str(tree), "--profiles-dir", str(REPO)])
     finally:
         os.environ["DBT_TARGET_PATH"] = saved
     if not res.success:

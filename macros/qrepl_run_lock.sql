@@ -14,6 +14,14 @@
         `qrepl unlock`. -#}
     {%- if qrepl_is_running() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
+        {#- a schema with no publication (a plain `dbt build` with the wrong QREPL_SCHEMA, or
+            before `qrepl publication create`): one line, before anything is written -#}
+        {%- if run_query("show tables in " ~ schema ~ " like 'qrepl_publication'").rows | length == 0 -%}
+            {%- set msg -%}
+qrepl: schema {{ schema }} holds no publication: create one first (`qrepl publication create --config FILE --schema {{ schema }}`), or set QREPL_SCHEMA to the publication's schema
+            {%- endset -%}
+            {{ exceptions.raise_compiler_error(msg) }}
+        {%- endif -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none -%}
             {%- set msg -%}

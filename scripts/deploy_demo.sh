@@ -28,7 +28,7 @@ with south.transaction() as t:
     t.insert("customers", {"customer_id": 50, "name": "Edsger", "city": "Austin", "credit_limit": "100.00"})
 print("publication sales, subscribers north and south, 3 transactions captured")
 PY
-    .venv/bin/dbt run --project-dir . --profiles-dir profiles --target thrift --quiet
+    .venv/bin/dbt run --project-dir . --profiles-dir . --target thrift --quiet
     .venv/bin/qrepl distribute
     touch "$QREPL_DEPLOY_DIR/.demo_loaded_$QREPL_SCHEMA"
 fi
@@ -46,12 +46,12 @@ Then, from any number of shells at once:
   .venv/bin/qrepl status                          # queue depth, last run
   .venv/bin/qrepl conflicts                       # the conflict the demo produced
   .venv/bin/qrepl viewer --out out/viewer         # open out/viewer/index.html
-  .venv/bin/dbt build --project-dir . --profiles-dir profiles --target thrift   # the queue reader, on the cluster
+  .venv/bin/dbt build --project-dir . --profiles-dir . --target thrift   # the queue reader, on the cluster
   .venv/bin/qrepl distribute
 
 The Thrift server asks for a user and password (docs/security.md): user $QREPL_THRIFT_USER, password
 in the owner-only file $QREPL_THRIFT_PASSWORD_FILE (env.sh exports it as QREPL_THRIFT_PASSWORD).
-  dbt:     the thrift target reads QREPL_THRIFT_USER / QREPL_THRIFT_PASSWORD (profiles/profiles.yml)
+  dbt:     the thrift target reads QREPL_THRIFT_USER / QREPL_THRIFT_PASSWORD (profiles.yml)
   beeline: $(.venv/bin/python -c "import pyspark, os; print(os.path.dirname(pyspark.__file__))")/bin/beeline -u 'jdbc:hive2://127.0.0.1:$QREPL_THRIFT_PORT/$QREPL_SCHEMA' -n "\$QREPL_THRIFT_USER" -w "\$QREPL_THRIFT_PASSWORD_FILE" -e 'select * from customers'
   PyHive:  .venv/bin/python -c "import os; from pyhive import hive; c = hive.connect('127.0.0.1', $QREPL_THRIFT_PORT, auth='CUSTOM', username=os.environ['QREPL_THRIFT_USER'], password=os.environ['QREPL_THRIFT_PASSWORD']).cursor(); c.execute('select * from $QREPL_SCHEMA.conflicts'); print(c.fetchall())"
 (beeline's -w reads the password from the file: never put it on a command line, where ps shows it.)

@@ -237,7 +237,7 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     foreign(schema, logs / "foreign.json")
 
     dbt = [str(VENV_BIN / "dbt"), "run", "--project-dir", str(PROJECT), "--profiles-dir",
-           str(PROJECT / "profiles"), "--target", "thrift"]
+           str(PROJECT), "--target", "thrift"]
     # the scheduler's own target path: its manifest is not re-parsed after the setup's dbt seed
     scheduler = Loop("scheduler", dbt, logs / "scheduler.log",
                      env={"DBT_TARGET_PATH": str(PROJECT / "target" / "thrift"),

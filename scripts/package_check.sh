@@ -27,7 +27,7 @@ import qrepl.spark as spark
 project = spark.PROJECT_DIR
 assert Path(spark.__file__).parent / "dbt_project" == project, f"not the packaged project: {project}"
 for part in ("dbt_project.yml", "models/marts/conflicts.sql", "macros/judge_command.sql",
-             "profiles/profiles.yml", "seeds/demo_customers.csv", "publications/sales.yml"):
+             "profiles.yml", "seeds/demo_customers.csv", "publications/sales.yml"):
     assert (project / part).is_file(), f"missing from the package: {part}"
 assert spark.WORK_DIR == Path.cwd().resolve() and spark.state_dir() == Path.cwd().resolve() / ".qrepl_state"
 from qrepl import viewer  # its templates are package data
@@ -38,7 +38,7 @@ PY
 # dbt itself reads the packaged project (parse needs no Spark session); target/ lands here
 PROJECT="$("$WORK/venv/bin/python" -c 'from qrepl.spark import PROJECT_DIR; print(PROJECT_DIR)')"
 DBT_TARGET_PATH="$PWD/target" DBT_LOG_PATH="$PWD/logs" "$WORK/venv/bin/dbt" parse --quiet \
-    --project-dir "$PROJECT" --profiles-dir "$PROJECT/profiles"
+    --project-dir "$PROJECT" --profiles-dir "$PROJECT"
 test -s target/manifest.json
 echo "package-check: dbt parse of the packaged project ok"
 if [ "${FULL:-0}" = "1" ]; then

@@ -16,7 +16,7 @@ bash scripts/thrift.sh start
 # the server's generated password (scripts/thrift.sh), for dbt (profiles.yml) and PyHive
 QREPL_THRIFT_PASSWORD="$(cat "$QREPL_STATE_DIR/secrets/thrift-password")"
 export QREPL_THRIFT_PASSWORD
-QREPL_TARGET=thrift .venv/bin/dbt build --project-dir . --profiles-dir profiles --target thrift
+QREPL_TARGET=thrift .venv/bin/dbt build --project-dir . --profiles-dir . --target thrift
 # two queue readers at once on one server (a CI job and a scheduler): the run lock lets one
 # through and refuses the other with one line; no batch is cut twice
 .venv/bin/python python/tests/e2e/thrift_two_runs.py "$QREPL_SCHEMA"

@@ -282,8 +282,9 @@ def _batch_range(text: str | None) -> tuple[int, int | None]:
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def dbt(dbt_args) -> None:
-    """Run any dbt command on the embedded `local` target, in this process's Spark
-    (Derby allows one JVM, so plain `dbt` cannot run beside qrepl's session).
+    """Run any dbt command on the embedded Spark, in this process's session (the profile's
+    `in_process` output). Plain `dbt` from the checkout works too (the `local` target), but
+    not beside another qrepl process on the same state directory: Derby allows one JVM.
 
     \b
     Example:

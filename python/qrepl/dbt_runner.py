@@ -57,13 +57,14 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
     given, receives the lines of `_model_progress`."""
     get_spark()  # the session dbt-spark's getOrCreate() will return
     os.environ["QREPL_SCHEMA"] = schema
-    os.environ.setdefault("QREPL_TARGET", "local")
+    # the profile's output for dbt in this process, on the session get_spark built (profiles.yml)
+    os.environ.setdefault("QREPL_TARGET", "in_process")
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     os.environ.setdefault("DBT_TARGET_PATH", str(WORK_DIR / "target"))  # the project's own target/ in a checkout
     os.environ.setdefault("DBT_LOG_PATH", str(WORK_DIR / "logs"))
     from dbt.cli.main import dbtRunner
 
-    cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR / "profiles")]
+    cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
     if extra_vars:
         cmd += ["--vars", json.dumps(extra_vars)]
     if quiet:

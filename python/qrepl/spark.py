@@ -39,6 +39,7 @@ PROJECT_DIR = _project_dir()
 # checkout as always; for an installed package, the directory qrepl runs in, never site-packages.
 WORK_DIR = Path.cwd().resolve() if PROJECT_DIR == _PACKAGED_PROJECT else PROJECT_DIR
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
+ICEBERG_JAR_LINK = "iceberg-spark-runtime.jar"  # in the state dir's conf/ (spark_conf, profiles.yml)
 POSTGRESQL_JDBC_JAR = "/usr/share/java/postgresql.jar"  # Debian's libpostgresql-jdbc-java
 LOCK_TABLES_SQL = Path(__file__).with_name("hive_lock_tables.postgresql.sql")
 
@@ -64,6 +65,9 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
         "org.apache.spark.sql.execution.CacheManager", "org.apache.iceberg.BaseMetastoreCatalog",
         "org.apache.spark.sql.hive.thriftserver", "org.apache.hive.service",
         "org.apache.spark.scheduler.TaskSetManager", "org.apache.spark.storage.BlockManager",
+        # what qrepl's own processes silence with setLogLevel("ERROR") once the session is up,
+        # and plain dbt (profiles.yml) would print at every model
+        "org.apache.spark.sql.execution.window.WindowExec", "org.apache.spark.sql.catalyst.util.SparkStringUtils",
     ])
 )
 
@@ -187,7 +191,9 @@ def metastore_conf(state: Path) -> dict[str, str]:
     url = metastore_url()
     if url is None:
         return {"spark.hadoop.javax.jdo.option.ConnectionURL":
-                f"jdbc:derby:;databaseName={state / 'metastore_db'};create=true"}
+                # relative to derby.system.home, the state dir (spark.driver.extraJavaOptions): the
+                # same text in profiles.yml, whose state dir may be relative to the checkout
+                "jdbc:derby:;databaseName=metastore_db;create=true"}
     jdbc, user, password = postgresql_metastore(url)
     conf = {
         "spark.hadoop.javax.jdo.option.ConnectionURL": jdbc,
@@ -252,10 +258,13 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # calling thread; in its worker pool the caller polls for them in 10 ms sleeps, about
         # 0.5 s of every run here (a run's tables have few manifests each; docs/stack.md note 26)
         "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dderby.system.home={state} "
-                                         f"-Dderby.stream.error.file={state / 'derby.log'} "
-                                         "-Diceberg.scan.plan-in-worker-pool=false",
+                                         "-Dderby.stream.error.file=derby.log "  # in derby.system.home
+                                         "-Diceberg.scan.plan-in-worker-pool=false "
+                                         f"-Dlog4j2.configurationFile={state / 'conf' / 'log4j2.properties'}",
         "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
-        "spark.jars": str(iceberg_jar()),
+        # a link write_spark_conf_dir keeps pointing at iceberg_jar(): profiles.yml names the
+        # same path, so plain dbt needs no path into the venv
+        "spark.jars": str(state / "conf" / ICEBERG_JAR_LINK),
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
         "spark.sql.catalog.spark_catalog.type": "hive",
@@ -279,13 +288,25 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
 
 
 def write_spark_conf_dir(state: Path | None = None) -> Path:
-    """Write spark-defaults.conf and log4j2.properties; return the folder (SPARK_CONF_DIR)."""
+    """Write spark-defaults.conf and log4j2.properties, and link the Iceberg jar; return the
+    folder (SPARK_CONF_DIR). Plain dbt's `local` target (profiles.yml) reads the last two."""
     state = state or state_dir()
     conf_dir = make_private_dir(state / "conf")
+    _link_atomically(conf_dir / ICEBERG_JAR_LINK, iceberg_jar())
     lines = [f"{k} {v}" for k, v in spark_conf(state).items()]
     _write_atomically(conf_dir / "spark-defaults.conf", "\n".join(lines) + "\n")
     _write_atomically(conf_dir / "log4j2.properties", LOG4J2)
     return conf_dir
+
+
+def _link_atomically(link: Path, target: Path) -> None:
+    """`link` -> `target`, replaced in one rename (a JVM starting beside never sees it missing)."""
+    if link.is_symlink() and os.readlink(link) == str(target):
+        return
+    tmp = link.with_name(f".{link.name}.{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -23,7 +23,7 @@ PROJECT = Path(__file__).resolve().parents[3]
 def main(schema: str) -> int:
     schema = check_identifier(schema, "schema")
     dbt = str(Path(sys.executable).with_name("dbt"))
-    cmd = [dbt, "run", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT / "profiles"), "--target", "thrift"]
+    cmd = [dbt, "run", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT), "--target", "thrift"]
     env = {**os.environ, "QREPL_TARGET": "thrift", "QREPL_SCHEMA": schema}
     runs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for _ in range(2)]

@@ -25,7 +25,7 @@ def _qrepl_config_error(monkeypatch, schema: str) -> str:
     messages: list[str] = []
     res = dbtRunner(callbacks=[lambda event: messages.append(event.info.msg)]).invoke(
         ["--quiet", "run-operation", "qrepl_config", "--project-dir", str(PROJECT_DIR),
-         "--profiles-dir", str(PROJECT_DIR / "profiles")])
+         "--profiles-dir", str(PROJECT_DIR)])
     assert not res.success
     return "\n".join(messages)
 

@@ -173,3 +173,18 @@ def test_wait_runs_once_the_holder_releases(wh):
     release.join()
     assert any(line.startswith("waiting for the queue reader") for line in lines)
     assert _batches(wh) == 1
+
+
+def test_a_run_on_a_schema_without_a_publication_says_so_in_one_line(spark):
+    """A plain `dbt build` with the wrong QREPL_SCHEMA (or before `qrepl publication create`):
+    the project's own line from the run lock's hook, and no lock is left behind."""
+    empty = Warehouse(spark, "qrepl_lock_nopub")
+    empty.drop_schema()
+    spark.sql("create database qrepl_lock_nopub")
+    with pytest.raises(DbtError) as failure:
+        dbt_invoke(["run"], empty.schema)
+    assert str(failure.value) == (
+        "dbt run failed: schema qrepl_lock_nopub holds no publication: create one first (`qrepl publication "
+        "create --config FILE --schema qrepl_lock_nopub`), or set QREPL_SCHEMA to the publication's schema")
+    assert not empty.exists(LOCK_TABLE)
+    empty.drop_schema()

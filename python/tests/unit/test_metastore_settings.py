@@ -20,8 +20,9 @@ def conf_with(monkeypatch, tmp_path: Path, **env: str) -> dict[str, str]:
 
 def test_default_is_the_embedded_derby_metastore_in_the_state_dir(monkeypatch, tmp_path):
     conf = conf_with(monkeypatch, tmp_path)
-    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"].startswith(
-        f"jdbc:derby:;databaseName={tmp_path / 'state' / 'metastore_db'}")
+    # the database's name is relative to derby.system.home, the state dir
+    assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == "jdbc:derby:;databaseName=metastore_db;create=true"
+    assert f"-Dderby.system.home={tmp_path / 'state'} " in conf["spark.driver.extraJavaOptions"]
     assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "state" / "warehouse")
     assert "spark.driver.extraClassPath" not in conf
 

@@ -68,4 +68,4 @@ def test_the_wheel_packs_the_dbt_project_the_checkout_runs():
     for key in ("model-paths", "macro-paths", "seed-paths", "test-paths"):
         folder = re.search(rf'{key}: \["(\w+)"\]', project).group(1)
         assert folder in packed, f"{key} {folder} is not packed into the wheel"
-    assert {"profiles", "publications"} <= packed  # the profile and the demo publication
+    assert {"profiles.yml", "publications"} <= packed  # the profile and the demo publication

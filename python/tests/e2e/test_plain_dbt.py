@@ -1,0 +1,71 @@
+"""Plain dbt on the embedded `local` target, no wrapper (profiles.yml, docs/operating in the
+README): the Python layer writes a publication and its queue, then `dbt build` and `dbt docs
+generate` run from the checkout as a user types them, with nothing set but the state directory;
+the batch equals the sequential reference's (the same check `qrepl run` passes in
+test_replay_spark.py).
+
+Each step is a process of its own: the embedded Derby metastore admits one JVM at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qrepl.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
+
+pytestmark = pytest.mark.e2e
+
+PROJECT = Path(__file__).resolve().parents[3]
+DRIVER = Path(__file__).with_name("plain_dbt_driver.py")
+SCENARIO = PROJECT / "scenarios" / "publisher_wins_basic.json"
+# the batch's clock: the reference runs on the scenario's, plain dbt on the wall clock
+CLOCK_COLUMNS = ("detected_at", "delivered_at", "reinit_requested_at")
+
+
+def _reference_first_batch() -> dict[str, list[dict]]:
+    data = json.loads(SCENARIO.read_text())
+    data["steps"] = data["steps"][: next(i for i, s in enumerate(data["steps"]) if "run" in s) + 1]
+    scenario = scenario_from_dict(data, SCENARIO.stem)
+    tables = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
+    return json.loads(json.dumps(tables, sort_keys=True, default=str))
+
+
+def _without_clock(tables: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    return {name: [{k: v for k, v in row.items() if k not in CLOCK_COLUMNS} for row in rows]
+            for name, rows in tables.items()}
+
+
+def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, f"{' '.join(cmd[-2:])}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def test_plain_dbt_build_and_docs_on_the_local_target(tmp_path):
+    # a user's shell: the venv on PATH, the state directory, nothing else of qrepl's; dbt's
+    # target/ in tmp_path so the suite's own (the checkout's) is left alone
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QREPL_", "DBT_"))}
+    env.update(QREPL_STATE_DIR=str(tmp_path / "state"), PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+               DBT_TARGET_PATH=str(tmp_path / "target"), DBT_LOG_PATH=str(tmp_path / "logs"))
+    _run([sys.executable, str(DRIVER), "setup", str(SCENARIO)], env)
+
+    build = _run(["dbt", "build"], env)
+    assert "Completed successfully" in build.stdout
+    assert "qrepl.conflicts" in build.stdout and "PASS" in build.stdout  # models and their tests
+
+    out = tmp_path / "outputs.json"
+    _run([sys.executable, str(DRIVER), "outputs", str(SCENARIO), str(out)], env)
+    actual, expected = _without_clock(json.loads(out.read_text())), _without_clock(_reference_first_batch())
+    assert expected["conflicts"], "the batch must have conflicts to compare"
+    for table in expected:
+        assert actual[table] == expected[table], f"{table}: plain dbt build differs from the reference"
+
+    _run(["dbt", "docs", "generate"], env)
+    catalog = json.loads((tmp_path / "target" / "catalog.json").read_text())
+    assert "model.qrepl.conflicts" in catalog["nodes"]
