@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from datetime import datetime
 
 from .spark import PROJECT_DIR, WORK_DIR, get_spark
@@ -54,14 +55,10 @@ def _failure_detail(res) -> str:
 def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None,
                progress=None) -> object:
     """Run one dbt command on the embedded `local` target against `schema`; `progress`, if
-    given, receives the lines of `_model_progress`."""
+    given, receives the lines of `_model_progress`. The schema reaches the profile through
+    QREPL_SCHEMA for this call only: the process's environment is as it was afterwards, so
+    a later call (or `service.warehouse(None)`) never inherits this one's schema."""
     get_spark()  # the session dbt-spark's getOrCreate() will return
-    os.environ["QREPL_SCHEMA"] = schema
-    # the profile's output for dbt in this process, on the session get_spark built (profiles.yml)
-    os.environ.setdefault("QREPL_TARGET", "in_process")
-    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-    os.environ.setdefault("DBT_TARGET_PATH", str(WORK_DIR / "target"))  # the project's own target/ in a checkout
-    os.environ.setdefault("DBT_LOG_PATH", str(WORK_DIR / "logs"))
     from dbt.cli.main import dbtRunner
 
     cmd = list(args) + ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
@@ -77,11 +74,35 @@ def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dic
             errors.append(str(event.data.exc))
 
     callbacks = [operation_errors] + ([_model_progress(progress)] if progress else [])
-    res = dbtRunner(callbacks=callbacks).invoke(cmd)
+    with _dbt_environment(schema):
+        res = dbtRunner(callbacks=callbacks).invoke(cmd)
     if not res.success:
         detail = _operation_detail(errors) or _failure_detail(res)
         raise DbtError(f"dbt {args[0]} failed{': ' + detail if detail else ''}")
     return res
+
+
+@contextmanager
+def _dbt_environment(schema: str):
+    """The variables profiles.yml and dbt read, set for one dbt call and restored after it."""
+    settings = {
+        "QREPL_SCHEMA": schema,
+        # the profile's output for dbt in this process, on the session get_spark built (profiles.yml)
+        "QREPL_TARGET": os.environ.get("QREPL_TARGET", "in_process"),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": os.environ.get("DBT_SEND_ANONYMOUS_USAGE_STATS", "false"),
+        "DBT_TARGET_PATH": os.environ.get("DBT_TARGET_PATH", str(WORK_DIR / "target")),  # the project's own target/ in a checkout
+        "DBT_LOG_PATH": os.environ.get("DBT_LOG_PATH", str(WORK_DIR / "logs")),
+    }
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _operation_detail(errors: list[str]) -> str:
