@@ -19,13 +19,13 @@ import csv
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .model import UUID_TEXT, ConfigError, Publication, canonical_key, dumps, normalize_row, queued_value_ok
-from .warehouse import Warehouse
+from .warehouse import TIMESTAMP_FORMAT, Warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).
@@ -78,7 +78,7 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
     elif suffix == ".parquet":
         if spark is None:
             raise ConfigError("reading Parquet needs the Spark session")
-        for n, r in enumerate(spark.read.parquet(str(path)).collect(), 1):
+        for n, r in enumerate(_timestamps_as_text(spark.read.parquet(str(path))).collect(), 1):
             rec = r.asDict(recursive=True)
             for field in ("row", "key"):
                 if isinstance(rec.get(field), str):
@@ -89,6 +89,22 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
             yield f"row {n}", rec, None
     else:
         raise ConfigError(f"{path}: unsupported file type {suffix!r} (use .jsonl, .csv or .parquet)")
+
+
+def _timestamps_as_text(df):
+    """A Parquet file's row and key structs with each TIMESTAMP field as its canonical text
+    (an instant in UTC): pyspark cannot hand over a timestamp of the first day of year 0001
+    (warehouse.readable). A TIMESTAMP_NTZ field stays a naive datetime."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType, TimestampType
+
+    for field in df.schema.fields:
+        if field.name in ("row", "key") and isinstance(field.dataType, StructType):
+            for inner in field.dataType.fields:
+                if isinstance(inner.dataType, TimestampType):
+                    df = df.withColumn(field.name, F.col(field.name).withField(
+                        inner.name, F.date_format(F.col(field.name).getField(inner.name), TIMESTAMP_FORMAT)))
+    return df
 
 
 def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
@@ -116,7 +132,6 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         if value and not (isinstance(value, str) and UUID_TEXT.match(value.lower())):
             return f"{field} {value!r} is not a UUID"
     if op != "D":
-        image = {c: v.isoformat() if isinstance(v, date) else v for c, v in image.items()}  # Parquet dates
         extra = [c for c in image if c not in article.columns]
         missing = [c for c in article.columns if c not in image]
         wrong = [c for c, t in article.columns.items() if c in image and not queued_value_ok(image[c], t)]

@@ -10,7 +10,7 @@ import time
 from typing import Any, Callable
 
 from .model import canonical_key, check_identifier, typed_row
-from .warehouse import Warehouse
+from .warehouse import Warehouse, readable
 
 DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
 Progress = Callable[[str], None]
@@ -41,11 +41,12 @@ class Replica:
         df = self.wh.spark.table(self.wh.table(a.name))
         for k in a.key:
             df = df.where(df[k] == typed[k])
-        found = df.limit(1).collect()
+        found = readable(df, a).limit(1).collect()
         return found[0].asDict() if found else None
 
     def rows(self, article: str) -> list[dict]:
-        return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]
+        a = self.publisher.article(article)
+        return [r.asDict() for r in readable(self.wh.spark.table(self.wh.table(a.name)), a).collect()]
 
 
 class ReplicaWarehouse(Warehouse):
