@@ -24,7 +24,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .model import UUID_TEXT, ConfigError, Publication, canonical_key, dumps, normalize_row, queued_value_ok
+from .model import (
+    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, normalize_row, queued_value_ok,
+)
 from .warehouse import TIMESTAMP_FORMAT, Warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
@@ -120,6 +122,10 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
     if not isinstance(image, dict):
         return "missing key" if op == "D" else "missing row"
     if canonical_key(article, image) is None:
+        unfit = [k for k in article.key if image.get(k) is not None
+                 and coerce_json_value(image[k], article.columns[k]) is None]
+        if unfit and all(image.get(k) is not None for k in article.key):
+            return f"key column {unfit[0]} ({article.columns[unfit[0]]}) does not fit: {image[unfit[0]]!r}"
         return f"missing key: {', '.join(article.key)} required"
     if op in ("U", "D") and not rec.get("old_version"):
         return f"op {op} needs old_version"

@@ -275,7 +275,7 @@ def test_timestamp_and_binary_through_enqueue_checks(tmp_path):
         '"k_ntz":"2026-01-01T00:00:00","ts":"2026-01-01T00:00:00","ntz":null,"bin":"AP8"}}\n')
     records = list(read_records(path))
     assert check_record(pub, records[0][1]) is None
-    assert check_record(pub, records[1][1]).startswith("missing key")
+    assert check_record(pub, records[1][1]) == "key column k_ts (timestamp) does not fit: '2026-01-01T00:00:00.1234567Z'"
     assert check_record(pub, records[2][1]).startswith(
         "wrong value type for ts (timestamp: 2026-01-01T00:00:00), bin (binary: AP8)")
     row = _queue_row(pub, "s1", 0, "a", 1, 1, records[0][1], None)
