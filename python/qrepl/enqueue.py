@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .model import (
-    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, normalize_row, queued_value_ok,
+    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
+    queued_value_ok,
 )
 from .warehouse import TIMESTAMP_FORMAT, Warehouse
 
@@ -125,7 +126,9 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         unfit = [k for k in article.key if image.get(k) is not None
                  and coerce_json_value(image[k], article.columns[k]) is None]
         if unfit and all(image.get(k) is not None for k in article.key):
-            return f"key column {unfit[0]} ({article.columns[unfit[0]]}) does not fit: {image[unfit[0]]!r}"
+            column = unfit[0]
+            return (f"key column {column} ({article.columns[column]}) does not fit: {image[column]!r}"
+                    f"{fit_hint(article.columns[column])}")
         return f"missing key: {', '.join(article.key)} required"
     if op in ("U", "D") and not rec.get("old_version"):
         return f"op {op} needs old_version"
@@ -148,7 +151,8 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         if wrong:
             return f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}" + (
                 " (a decimal must fit its precision and scale exactly: never rounded)"
-                if any(article.columns[c].startswith("decimal") for c in wrong) else "")
+                if any(article.columns[c].startswith("decimal") for c in wrong) else "") + "".join(
+                dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
     return None
 
 

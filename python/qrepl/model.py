@@ -629,8 +629,19 @@ def value_refusal(article: Article, row: dict[str, Any]) -> str | None:
             continue
         if coerce_json_value(v, typ) is None:
             hint = " exactly (never rounded)" if typ.startswith("decimal") else ""
-            return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}"
+            return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}{fit_hint(typ)}"
     return None
+
+
+def fit_hint(type_name: str) -> str:
+    """What a value of a timestamp or binary column must look like (docs/spec.md §3), for a
+    refusal's one line; empty for other types."""
+    return {
+        "timestamp": " (an instant: ISO-8601 with Z or an offset of at most 18:00, at most 6 fractional digits, "
+                     "years 0001..9999 in UTC; never truncated)",
+        "timestamp_ntz": " (a wall-clock value: ISO-8601 without zone or offset, at most 6 fractional digits)",
+        "binary": " (padded standard base64, alphabet A-Z a-z 0-9 + /)",
+    }.get(type_name, "")
 
 
 def typed_row(article: Article, row: dict[str, Any]) -> dict[str, Any]:

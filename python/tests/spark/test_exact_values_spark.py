@@ -135,3 +135,28 @@ def test_timestamp_row_images_keep_microseconds(both):
     _, _, actual = both
     moments = [r for r in actual["publisher"]["moments"] if r["ts"] == "2026-03-01T12:00:00.000001Z"]
     assert len(moments) == 1 and moments[0]["k_ts"] == "2026-03-01T12:00:00.123456Z"
+
+
+def test_python_canonical_timestamp_key_text_equals_spark_to_json(spark):
+    """One query: to_json (with the options every article value is written with) of timestamp
+    and timestamp_ntz keys at the edges (years 0001 and 9999, every microsecond digit, before
+    1970, leap days) against Python's canonical key."""
+    from datetime import datetime, timedelta, timezone
+
+    from pyspark.sql import functions as F
+
+    from qrepl.model import Article
+    from qrepl.warehouse import JSON_OPTIONS
+
+    walls = [datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999), datetime(1969, 12, 31, 23, 59, 59, 999999),
+             datetime(1970, 1, 1), datetime(2024, 2, 29, 12), datetime(1900, 2, 28, 23, 59, 59, 1)]
+    walls += [datetime(2026, 3, 29, 2, 30) + timedelta(microseconds=10**p, days=37 * p) for p in range(7)]
+    walls += [datetime(1, 1, 1) + timedelta(days=n * 73019 % 3652058, seconds=n * 7919 % 86400,
+                                            microseconds=n * 12347 % 10**6) for n in range(200)]
+    df = spark.createDataFrame([(n, w.replace(tzinfo=timezone.utc), w) for n, w in enumerate(walls)],
+                               "n INT, t TIMESTAMP, w TIMESTAMP_NTZ")
+    spark_text = dict(df.select("n", F.to_json(F.struct("t", "w"), JSON_OPTIONS)).collect())
+    moments = Article("m", ("t", "w"), {"t": "timestamp", "w": "timestamp_ntz"})
+    differ = [(w, spark_text[n]) for n, w in enumerate(walls)
+              if canonical_key(moments, {"t": w.replace(tzinfo=timezone.utc), "w": w}) != spark_text[n]]
+    assert len(spark_text) == len(walls) and differ == []
