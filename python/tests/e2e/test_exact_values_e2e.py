@@ -73,18 +73,11 @@ def test_decimal_38_digits_exact_through_enqueue_and_reader(spark, tmp_path):
         .coalesce(1).write.parquet(str(tmp_path / "parquet_dir"))
     parquet = tmp_path / "changes.parquet"  # one file, as a user hands it over
     next((tmp_path / "parquet_dir").glob("part-*.parquet")).rename(parquet)
-    # a Spark 3 writer of ancient timestamps says they are proleptic Gregorian (else Spark refuses to write them)
-    rebase = {f"spark.sql.parquet.{k}RebaseModeInWrite": "CORRECTED" for k in ("datetime", "int96")}
-    before = {k: spark.conf.get(k) for k in rebase}
-    for k, v in rebase.items():
-        spark.conf.set(k, v)
     spark.createDataFrame([("p2", "events", "I", (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 1, 0, 0, 0, 1),
                                                    datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), b"\x00"))],
                           "tran_id STRING, article STRING, op STRING, "
                           "row STRUCT<at: TIMESTAMP, local: TIMESTAMP_NTZ, ts: TIMESTAMP, payload: BINARY>") \
         .coalesce(1).write.parquet(str(tmp_path / "parquet_events"))
-    for k, v in before.items():
-        spark.conf.set(k, v)
     events_parquet = tmp_path / "events.parquet"
     next((tmp_path / "parquet_events").glob("part-*.parquet")).rename(events_parquet)
 
