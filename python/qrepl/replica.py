@@ -38,9 +38,11 @@ class Replica:
         if canonical_key(a, key_values) is None:
             return None
         typed = typed_row(a, key_values)
-        df = self.wh.spark.table(self.wh.table(a.name))
-        for k in a.key:
-            df = df.where(df[k] == typed[k])
+        # the key as a one-row DataFrame (Spark's own conversion of each value), not as literals:
+        # pyspark turns a datetime or date literal into java.sql.Timestamp/Date, whose calendar
+        # is not the proleptic one before 1582 (a year-0001 key was not found, measured)
+        key = self.wh.spark.createDataFrame([tuple(typed[k] for k in a.key)], a.key_ddl)
+        df = self.wh.spark.table(self.wh.table(a.name)).join(key, list(a.key), "left_semi")
         found = readable(df, a).limit(1).collect()
         return found[0].asDict() if found else None
 
