@@ -27,7 +27,17 @@
         {%- do parts.append("'" ~ name ~ "', " ~ prefix ~ name) -%}
     {%- endfor -%}
     {%- do parts.append("'msrepl_tran_version', " ~ version_expr) -%}
-    to_json(named_struct({{ parts | join(', ') }}), map('ignoreNullFields', 'false'))
+    to_json(named_struct({{ parts | join(', ') }}), {{ qrepl_json_options(keep_nulls=true) }})
+{%- endmacro %}
+
+
+{% macro qrepl_json_options(keep_nulls=false) -%}
+    {#- Options of every to_json over article values (row images, canonical keys): timestamps
+        with six fractional digits, a `timestamp` as the instant in UTC with `Z` (the session
+        zone is UTC), a `timestamp_ntz` without zone: model.timestamp_text. to_json's default
+        writes milliseconds only (docs/stack.md 35). keep_nulls: write null fields too. -#}
+    map('timestampFormat', "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX", 'timestampNTZFormat', "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
+        {%- if keep_nulls %}, 'ignoreNullFields', 'false'{% endif %})
 {%- endmacro %}
 
 
@@ -59,7 +69,7 @@
             {%- endfor %}
     where coalesce(to_json(named_struct(
         {%- for k in article.key %}'{{ k }}', publisher.{{ k }}{{ ', ' if not loop.last }}{% endfor -%}
-    )) = touched_keys.row_key, false)
+    ), {{ qrepl_json_options() }}) = touched_keys.row_key, false)
     {% if not loop.last %}union all{% endif %}
     {%- else %}
     select
@@ -148,7 +158,7 @@
         {{ _when_known(known, "((not parsed.row_canonical and (length(parsed.row_shape) - length(replace(parsed.row_shape, '{', '')) > 1 or instr(parsed.row_shape, '[') > 0)) or " ~ wrong | join(' or ') ~ ')') }} as row_wrong_type,
         {%- set key_values = [] -%}
         {%- for k in article.key -%}{%- do key_values.append("'" ~ k ~ "', parsed.row_values." ~ k) -%}{%- endfor %}
-        {{ _when_known(known, 'to_json(named_struct(' ~ key_values | join(', ') ~ '))') }} as typed_key,
+        {{ _when_known(known, 'to_json(named_struct(' ~ key_values | join(', ') ~ '), ' ~ qrepl_json_options() ~ ')') }} as typed_key,
         {{ _when_known(known, 'case when parsed.queued_row.new_row is not null then ' ~ row_json_expr(article, 'parsed.row_values.', 'parsed.queued_row.new_version') ~ ' end') }} as typed_row
     from (
         select
@@ -161,16 +171,16 @@
             select
                 with_typed.*,
                 named_struct({{ values | join(', ') }}) as row_values,
-                to_json(key_typed) as canonical_key,
+                to_json(key_typed, {{ qrepl_json_options() }}) as canonical_key,
                 coalesce(
-                    to_json(key_typed) = queued_row.row_key
+                    to_json(key_typed, {{ qrepl_json_options() }}) = queued_row.row_key
                     {%- for k in article.key %}
                     and key_typed.{{ k }} is not null
                     {%- endfor %},
                     false
                 ) as key_canonical,
                 coalesce(
-                    to_json(named_struct({{ as_written | join(', ') }}), map('ignoreNullFields', 'false'))
+                    to_json(named_struct({{ as_written | join(', ') }}), {{ qrepl_json_options(keep_nulls=true) }})
                     = queued_row.new_row,
                     false
                 ) as row_canonical
@@ -284,11 +294,15 @@
     {%- set typed = 'parsed.row_typed.' ~ name -%}
     {%- set json = 'parsed.queued_row.new_row' -%}
     {%- if type == 'string' -%}
-        ({{ typed }} is not null and (
-            ({{ typed }} rlike '^[-+0-9.eE]+\\z'
-             and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
-            or ({{ typed }} in ('true', 'false')
-                and {{ _json_field(json, name, 'BOOLEAN') }} is not null)))
+        ({{ typed }} is not null and {{ _not_json_string(typed, json, name) }})
+    {%- elif type == 'binary' -%}
+        {#- a JSON string of canonical base64: 1234 or true read as text would pass the pattern -#}
+        ({{ typed }} is not null
+         and (not {{ typed }} rlike '{{ _base64_pattern() }}' or {{ _not_json_string(typed, json, name) }}))
+    {%- elif type in ('timestamp', 'timestamp_ntz') -%}
+        {#- a JSON string (a number or true/false never matches the pattern) that is a real
+            moment, in years 0001..9999 in UTC for a timestamp -#}
+        ({{ typed }} is not null and {{ _typed_value(typed, type) }} is null)
     {%- elif type in ('double', 'float') -%}
         (({{ typed }} is null and {{ _json_field(json, name) }} is not null)
          or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
@@ -313,6 +327,50 @@
               or not {{ _decimal_fits(written, type) }}))
     {%- else -%}
         ({{ typed }} is null and {{ _json_field(json, name) }} is not null)
+    {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _not_json_string(typed, json, name) -%}
+    {#- Whether a value read as text (`typed`, not null) was not a JSON string: only text that
+        could be a number or true/false can have been one, and only then is the row parsed again
+        to tell (a finite DOUBLE or a BOOLEAN there means it was not a string). -#}
+    (({{ typed }} rlike '^[-+0-9.eE]+\\z'
+      and coalesce(abs({{ _json_field(json, name, 'DOUBLE') }}) < double('Infinity'), false))
+     or ({{ typed }} in ('true', 'false')
+         and {{ _json_field(json, name, 'BOOLEAN') }} is not null))
+{%- endmacro %}
+
+
+{% macro _timestamp_pattern(type) -%}
+    {#- Java regex (a SQL string literal's content) of a queued timestamp's text:
+        model.TIMESTAMP_TEXT, or model.TIMESTAMP_NTZ_TEXT for a timestamp_ntz. -#}
+    {{- '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]([.][0-9]{1,6})?' -}}
+    {{- '' if type == 'timestamp_ntz' else '(Z|[-+]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))' -}}
+    {{- '\\\\z' -}}
+{%- endmacro %}
+
+
+{% macro _base64_pattern() -%}
+    {#- Java regex (a SQL string literal's content) of canonical padded base64: model.BASE64_TEXT. -#}
+    {{- '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?\\\\z' -}}
+{%- endmacro %}
+
+
+{% macro _timestamp_of(text, type) -%}
+    {#- The timestamp of text that matches _timestamp_pattern, built from its fields (never
+        through a lenient parse: cast truncates a 7th fractional digit, measured): NULL for a
+        day that does not exist (2026-02-30). The seconds and their fraction are read as an
+        exact decimal; an offset is passed to make_timestamp as the zone. -#}
+    {%- set fields -%}
+        int(substr({{ text }}, 1, 4)), int(substr({{ text }}, 6, 2)), int(substr({{ text }}, 9, 2)),
+        int(substr({{ text }}, 12, 2)), int(substr({{ text }}, 15, 2)),
+        cast(regexp_extract({{ text }}, '^.{17}([0-9]{2}([.][0-9]{1,6})?)', 1) as decimal(8, 6))
+    {%- endset -%}
+    {%- if type == 'timestamp_ntz' -%}
+        make_timestamp_ntz({{ fields }})
+    {%- else -%}
+        make_timestamp({{ fields }}, regexp_extract({{ text }}, '(Z|[-+][0-9]{2}:[0-9]{2})\\z', 1))
     {%- endif -%}
 {%- endmacro %}
 
@@ -357,9 +415,11 @@
 
 {% macro _read_type(type) -%}
     {#- The type a queued value of an article column is read as by from_json: a date as its text
-        (cast afterwards: from_json throws on an impossible date), a tinyint or smallint as INT
+        (cast afterwards: from_json throws on an impossible date), a timestamp or binary as its
+        text (checked and converted afterwards: from_json's own parse of a timestamp truncates
+        a 7th fractional digit and takes text without zone; of base64, Jackson's), a tinyint or smallint as INT
         (range checked afterwards, whatever Jackson does with 200 as a byte). -#}
-    {%- if type == 'date' -%}STRING
+    {%- if type in ('date', 'timestamp', 'timestamp_ntz', 'binary') -%}STRING
     {%- elif type in ('tinyint', 'smallint') -%}INT
     {%- else -%}{{ type | upper }}
     {%- endif -%}
@@ -372,6 +432,15 @@
         case when {{ read }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\\z' then cast({{ read }} as date) end
     {%- elif type in ('tinyint', 'smallint') -%}
         case when {{ read }} between {{ _int_range(type) }} then cast({{ read }} as {{ type }}) end
+    {%- elif type == 'timestamp_ntz' -%}
+        case when {{ read }} rlike '{{ _timestamp_pattern(type) }}' then {{ _timestamp_of(read, type) }} end
+    {%- elif type == 'timestamp' -%}
+        {#- the instant in years 0001..9999 in UTC (0001-01-01T00:30+01:00 is in year 0) -#}
+        case when {{ read }} rlike '{{ _timestamp_pattern(type) }}'
+            and unix_micros({{ _timestamp_of(read, type) }}) between -62135596800000000 and 253402300799999999
+            then {{ _timestamp_of(read, type) }} end
+    {%- elif type == 'binary' -%}
+        case when {{ read }} rlike '{{ _base64_pattern() }}' then unbase64({{ read }}) end
     {%- else -%}
         {{ read }}
     {%- endif -%}
@@ -392,7 +461,7 @@
         {%- endfor -%}
     {%- endfor -%}
     {%- set converted = [] -%}
-    {%- for name, type in key_types if type in ('date', 'tinyint', 'smallint') -%}{%- do converted.append(name) -%}{%- endfor -%}
+    {%- for name, type in key_types if type in ('date', 'tinyint', 'smallint', 'timestamp', 'timestamp_ntz') -%}{%- do converted.append(name) -%}{%- endfor -%}
     {%- if converted -%}
         {%- set key_values = [] -%}
         {%- for name, type in key_types -%}

@@ -139,7 +139,8 @@ qrepl: article column name '{{ name }}' is reserved by the queue reader; rename 
 {% macro _qrepl_type(type_name) %}
     {%- set t = (type_name or '') | trim | lower -%}
     {#- model.SCALAR_TYPES and decimal(p,s) -#}
-    {%- if t not in ['tinyint', 'smallint', 'int', 'bigint', 'string', 'float', 'double', 'boolean', 'date']
+    {%- if t not in ['tinyint', 'smallint', 'int', 'bigint', 'string', 'float', 'double', 'boolean', 'date',
+                      'timestamp', 'timestamp_ntz', 'binary']
             and not modules.re.fullmatch('decimal\\(\\d+,\\s*\\d+\\)', t) -%}
         {%- set msg -%}
 qrepl: unsupported column type '{{ type_name }}'

@@ -34,7 +34,7 @@ from .replica import (
     table_at,
 )
 from .dbt_runner import stamp_publisher
-from .warehouse import Warehouse
+from .warehouse import JSON_OPTIONS, Warehouse
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 
@@ -47,7 +47,7 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
 
     article = wh.article(article_name)
     cols = list(article.columns) + ["msrepl_tran_version"]
-    image = F.md5(F.to_json(F.struct(*cols)))
+    image = F.md5(F.to_json(F.struct(*cols), JSON_OPTIONS))  # microseconds: a change of one is a change
     before = table_at(wh, article.name, since).select(*article.key, image.alias("before_image"))
     current = table_at(wh, article.name, now)
     after = current.select(*article.key, image.alias("after_image"))

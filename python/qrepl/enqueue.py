@@ -19,13 +19,16 @@ import csv
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .model import UUID_TEXT, ConfigError, Publication, canonical_key, dumps, normalize_row, queued_value_ok
-from .warehouse import Warehouse
+from .model import (
+    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
+    queued_value_ok,
+)
+from .warehouse import TIMESTAMP_FORMAT, Warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).
@@ -78,7 +81,7 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
     elif suffix == ".parquet":
         if spark is None:
             raise ConfigError("reading Parquet needs the Spark session")
-        for n, r in enumerate(spark.read.parquet(str(path)).collect(), 1):
+        for n, r in enumerate(_timestamps_as_text(spark.read.parquet(str(path))).collect(), 1):
             rec = r.asDict(recursive=True)
             for field in ("row", "key"):
                 if isinstance(rec.get(field), str):
@@ -89,6 +92,22 @@ def read_records(path: Path, spark=None) -> Iterator[tuple[str, dict[str, Any] |
             yield f"row {n}", rec, None
     else:
         raise ConfigError(f"{path}: unsupported file type {suffix!r} (use .jsonl, .csv or .parquet)")
+
+
+def _timestamps_as_text(df):
+    """A Parquet file's row and key structs with each TIMESTAMP field as its canonical text
+    (an instant in UTC): pyspark cannot hand over a timestamp of the first day of year 0001
+    (warehouse.readable). A TIMESTAMP_NTZ field stays a naive datetime."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType, TimestampType
+
+    for field in df.schema.fields:
+        if field.name in ("row", "key") and isinstance(field.dataType, StructType):
+            for inner in field.dataType.fields:
+                if isinstance(inner.dataType, TimestampType):
+                    df = df.withColumn(field.name, F.col(field.name).withField(
+                        inner.name, F.date_format(F.col(field.name).getField(inner.name), TIMESTAMP_FORMAT)))
+    return df
 
 
 def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
@@ -104,6 +123,12 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
     if not isinstance(image, dict):
         return "missing key" if op == "D" else "missing row"
     if canonical_key(article, image) is None:
+        unfit = [k for k in article.key if image.get(k) is not None
+                 and coerce_json_value(image[k], article.columns[k]) is None]
+        if unfit and all(image.get(k) is not None for k in article.key):
+            column = unfit[0]
+            return (f"key column {column} ({article.columns[column]}) does not fit: {image[column]!r}"
+                    f"{fit_hint(article.columns[column])}")
         return f"missing key: {', '.join(article.key)} required"
     if op in ("U", "D") and not rec.get("old_version"):
         return f"op {op} needs old_version"
@@ -116,7 +141,6 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         if value and not (isinstance(value, str) and UUID_TEXT.match(value.lower())):
             return f"{field} {value!r} is not a UUID"
     if op != "D":
-        image = {c: v.isoformat() if isinstance(v, date) else v for c, v in image.items()}  # Parquet dates
         extra = [c for c in image if c not in article.columns]
         missing = [c for c in article.columns if c not in image]
         wrong = [c for c, t in article.columns.items() if c in image and not queued_value_ok(image[c], t)]
@@ -127,7 +151,8 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
         if wrong:
             return f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}" + (
                 " (a decimal must fit its precision and scale exactly: never rounded)"
-                if any(article.columns[c].startswith("decimal") for c in wrong) else "")
+                if any(article.columns[c].startswith("decimal") for c in wrong) else "") + "".join(
+                dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
     return None
 
 

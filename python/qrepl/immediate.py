@@ -40,7 +40,7 @@ from .model import (
 from .reference import judge
 from .replica import COMMIT_CONFLICTS
 from .dbt_runner import stamp_publisher
-from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse
+from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
 
 ATTEMPTS = 5
 MISMATCH = "qrepl immediate: row no longer holds the version the subscriber saw"
@@ -78,7 +78,7 @@ def _publisher_rows(wh: Warehouse, article: Article, changes: list[RowChange]) -
 
     keys = wh.spark.createDataFrame([tuple(typed_row(article, c.key_values)[k] for k in article.key)
                                      for c in changes], article.key_ddl)
-    rows = wh.spark.table(wh.table(article.name)).join(keys, list(article.key), "left_semi").collect()
+    rows = readable(wh.spark.table(wh.table(article.name)).join(keys, list(article.key), "left_semi"), article).collect()
     return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
 
 

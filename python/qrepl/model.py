@@ -6,12 +6,14 @@ replay writer agree on one definition (and the SQL models mirror it; tests hold 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import re
 import struct
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from decimal import Context, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
@@ -83,10 +85,12 @@ REJECT_REASONS = (
 )
 REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
-# Key columns: any supported type but float, double (and binary, not supported yet); a decimal key
-# is written in the canonical key as a JSON number, as Spark's to_json writes it.
-KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date")
-SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date")
+# Key columns: any supported type but float, double and binary; a decimal key is written in the
+# canonical key as a JSON number, as Spark's to_json writes it.
+KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date", "timestamp", "timestamp_ntz")
+SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date",
+                "timestamp", "timestamp_ntz", "binary")
+TIMESTAMP_TYPES = ("timestamp", "timestamp_ntz")
 INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)\Z")
 
@@ -97,6 +101,20 @@ MAX_ROW_BYTES = 65536  # a queued new_row larger than this (UTF-8 bytes) is quar
 MAX_KEY_BYTES = MAX_ROW_BYTES
 UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+# A timestamp's text in a queued row (docs/spec.md §3): ISO-8601 date and time ('T' or a space
+# between), seconds required, 0 to 6 fractional digits (a 7th is refused, never truncated), and
+# for a `timestamp` (an instant) a zone: `Z` or an offset of at most 18:00 (Java's ZoneOffset
+# range); a `timestamp_ntz` (a wall-clock reading) takes no zone at all. Digits are ASCII only.
+# The dbt macro `_timestamp_pattern` spells the same patterns.
+_WALL_CLOCK = (r"(?!0000)([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
+               r"(?:\.([0-9]{1,6}))?")
+TIMESTAMP_TEXT = re.compile(_WALL_CLOCK + r"(Z|[+-](?:(?:0[0-9]|1[0-7]):[0-5][0-9]|18:00))\Z")
+TIMESTAMP_NTZ_TEXT = re.compile(_WALL_CLOCK + r"\Z")
+# A binary value's text: standard base64 (RFC 4648 alphabet A-Z a-z 0-9 + /), padded with '=' to
+# a multiple of 4, no line breaks or spaces, and canonical (the unused bits of the last character
+# zero), so each text stands for one byte string and reads back as itself. The dbt macro
+# `_base64_pattern` spells the same pattern.
+BASE64_TEXT = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?\Z")
 # A decimal's text (a JSON string's content, or a JSON number as written): digits, an optional
 # fraction and an optional exponent of at most 9 digits. The dbt macro `_decimal_fits` spells
 # the same rule.
@@ -360,10 +378,73 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
         except ValueError:
             return None  # 2026-02-30 is no day: Spark's cast yields NULL
         return value
+    if type_name in TIMESTAMP_TYPES:
+        moment = timestamp_value(value, type_name)
+        return None if moment is None else timestamp_text(moment, type_name)
+    if type_name == "binary":
+        data = binary_value(value)
+        return None if data is None else base64.b64encode(data).decode("ascii")
     m = DECIMAL_TYPE.match(type_name)
     if m:
         return decimal_value(value, int(m.group(1)), int(m.group(2)))
     raise ConfigError(f"unsupported type {type_name}")
+
+
+def timestamp_value(value: Any, type_name: str) -> datetime | None:
+    """The datetime a queued value stands for in a `timestamp` column (an aware datetime in UTC)
+    or a `timestamp_ntz` column (a naive one), or None when it does not fit: never rounded.
+
+    Text follows TIMESTAMP_TEXT / TIMESTAMP_NTZ_TEXT: a `timestamp` text without a zone is
+    refused (an instant's text says its zone), one with an offset is converted to UTC; a
+    `timestamp_ntz` text with a zone or offset is refused. A Python datetime (the capture API,
+    a Spark or Parquet row): for a `timestamp`, an aware one is converted to UTC and a naive one
+    is taken as UTC (Spark's session zone, in which Spark hands timestamps to Python); for a
+    `timestamp_ntz` only a naive one fits. An instant outside years 0001..9999 in UTC does not
+    fit (Spark could hold it, Python and the canonical text cannot)."""
+    ntz = type_name == "timestamp_ntz"
+    try:
+        if isinstance(value, datetime):
+            if ntz:
+                return value if value.tzinfo is None else None
+            return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        if not isinstance(value, str):
+            return None
+        m = (TIMESTAMP_NTZ_TEXT if ntz else TIMESTAMP_TEXT).match(value)
+        if not m:
+            return None
+        year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+        micro = int((m.group(7) or "").ljust(6, "0"))
+        wall = datetime(year, month, day, hour, minute, second, micro)  # ValueError: no such day
+        if ntz:
+            return wall
+        zone = m.group(8)
+        offset = timedelta(0) if zone == "Z" else (1 if zone[0] == "+" else -1) * timedelta(
+            hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        return (wall - offset).replace(tzinfo=timezone.utc)  # OverflowError: beyond 0001..9999 in UTC
+    except (ValueError, OverflowError):
+        return None
+
+
+def timestamp_text(moment: datetime, type_name: str) -> str:
+    """The canonical text of a timestamp_value: six fractional digits always, and for a
+    `timestamp` the instant in UTC with `Z` (`2026-01-01T12:00:00.000000Z`); what the dbt macros
+    write through to_json's timestampFormat (docs/stack.md 35)."""
+    if type_name == "timestamp_ntz":
+        return moment.isoformat(timespec="microseconds")
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def binary_value(value: Any) -> bytes | None:
+    """The bytes a queued value stands for in a `binary` column: bytes as they are (a Spark or
+    Parquet row, the capture API), text only as canonical base64 (BASE64_TEXT); None otherwise."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if not (isinstance(value, str) and BASE64_TEXT.match(value)):
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def decimal_fits(digits: str, exponent: int, precision: int, scale: int) -> bool:
@@ -546,10 +627,21 @@ def value_refusal(article: Article, row: dict[str, Any]) -> str | None:
         typ = article.columns.get(col)
         if typ is None or v is None:
             continue
-        if coerce_json_value(v.isoformat() if isinstance(v, date) else v, typ) is None:
+        if coerce_json_value(v, typ) is None:
             hint = " exactly (never rounded)" if typ.startswith("decimal") else ""
-            return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}"
+            return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}{fit_hint(typ)}"
     return None
+
+
+def fit_hint(type_name: str) -> str:
+    """What a value of a timestamp or binary column must look like (docs/spec.md §3), for a
+    refusal's one line; empty for other types."""
+    return {
+        "timestamp": " (an instant: ISO-8601 with Z or an offset of at most 18:00, at most 6 fractional digits, "
+                     "years 0001..9999 in UTC; never truncated)",
+        "timestamp_ntz": " (a wall-clock value: ISO-8601 without zone or offset, at most 6 fractional digits)",
+        "binary": " (padded standard base64, alphabet A-Z a-z 0-9 + /)",
+    }.get(type_name, "")
 
 
 def typed_row(article: Article, row: dict[str, Any]) -> dict[str, Any]:
@@ -557,8 +649,14 @@ def typed_row(article: Article, row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for col, typ in article.columns.items():
         v = row.get(col)
-        if isinstance(v, (date, Decimal)) or (typ == "date" and v is None):
+        if (isinstance(v, (date, Decimal)) and not isinstance(v, datetime)) or (typ == "date" and v is None):
             out[col] = v
+            continue
+        if typ in TIMESTAMP_TYPES:
+            out[col] = timestamp_value(v, typ)  # aware in UTC, or naive for timestamp_ntz: Spark's toInternal
+            continue
+        if typ == "binary":
+            out[col] = binary_value(v)
             continue
         v = coerce_json_value(v, typ)
         out[col] = date.fromisoformat(v) if (typ == "date" and v is not None) else v
@@ -572,9 +670,7 @@ def normalize_row(article: Article, row: dict[str, Any] | None) -> dict[str, Any
         return None
     out: dict[str, Any] = {}
     for col, typ in article.columns.items():
-        v = row.get(col)
-        v = v.isoformat() if isinstance(v, date) else v
-        v = coerce_json_value(v, typ)
+        v = coerce_json_value(row.get(col), typ)
         out[col] = decimal_text(v) if isinstance(v, Decimal) else v
     out["msrepl_tran_version"] = row.get("msrepl_tran_version")
     return out

@@ -10,7 +10,7 @@ import time
 from typing import Any, Callable
 
 from .model import canonical_key, check_identifier, typed_row
-from .warehouse import Warehouse
+from .warehouse import Warehouse, readable
 
 DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
 Progress = Callable[[str], None]
@@ -38,14 +38,17 @@ class Replica:
         if canonical_key(a, key_values) is None:
             return None
         typed = typed_row(a, key_values)
-        df = self.wh.spark.table(self.wh.table(a.name))
-        for k in a.key:
-            df = df.where(df[k] == typed[k])
-        found = df.limit(1).collect()
+        # the key as a one-row DataFrame (Spark's own conversion of each value), not as literals:
+        # pyspark turns a datetime or date literal into java.sql.Timestamp/Date, whose calendar
+        # is not the proleptic one before 1582 (a year-0001 key was not found, measured)
+        key = self.wh.spark.createDataFrame([tuple(typed[k] for k in a.key)], a.key_ddl)
+        df = self.wh.spark.table(self.wh.table(a.name)).join(key, list(a.key), "left_semi")
+        found = readable(df, a).limit(1).collect()
         return found[0].asDict() if found else None
 
     def rows(self, article: str) -> list[dict]:
-        return [r.asDict() for r in self.wh.spark.table(self.wh.table(article)).collect()]
+        a = self.publisher.article(article)
+        return [r.asDict() for r in readable(self.wh.spark.table(self.wh.table(a.name)), a).collect()]
 
 
 class ReplicaWarehouse(Warehouse):

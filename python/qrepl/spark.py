@@ -271,6 +271,12 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
+        # Parquet files hold dates and timestamps in the proleptic Gregorian calendar (Iceberg's,
+        # Spark 3's, pyarrow's): read and write them as they are. The default refuses a date
+        # before 1582-10-15 or a timestamp before 1900 in a file without Spark 3's own marker,
+        # which is every Iceberg data file the publisher's trigger reads (docs/stack.md 37)
+        **{f"spark.sql.parquet.{kind}RebaseModeIn{way}": "CORRECTED"
+           for kind in ("datetime", "int96") for way in ("Read", "Write")},
         # dbt-spark's incremental models insert from SQL temporary views (`<model>__dbt_tmp`);
         # keeping each view's analyzed plan spares re-resolving (and reloading) every Iceberg
         # table underneath when the view is read

@@ -64,6 +64,24 @@ _commit_numbers = {"last": 0}
 _commit_numbers_lock = threading.Lock()
 
 
+# to_json's options for article values: timestamps at six fractional digits, a `timestamp` in UTC
+# with `Z` (model.timestamp_text; the dbt macro qrepl_json_options spells the same).
+TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX"
+JSON_OPTIONS = {"timestampFormat": TIMESTAMP_FORMAT, "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"}
+
+
+def readable(df, article: Article):
+    """An article table's rows as Python can take them: each `timestamp` column as its canonical
+    text. pyspark turns a timestamp into a datetime through the local clock's fromtimestamp,
+    which fails on the first day of year 0001 (measured: 'year 0 is out of range')."""
+    from pyspark.sql import functions as F
+
+    for column, type_name in article.columns.items():
+        if type_name == "timestamp":
+            df = df.withColumn(column, F.date_format(column, TIMESTAMP_FORMAT))
+    return df
+
+
 def allocate_commit_numbers(count: int = 1) -> int:
     """Reserve `count` consecutive commit numbers; returns the first. Microseconds since the
     epoch, bumped past anything this process handed out before."""
@@ -363,7 +381,8 @@ class Warehouse:
                        f"using {view} as source on {on} when matched then delete")
 
     def publisher_rows(self, article_name: str) -> list[dict]:
-        return [r.asDict() for r in self.spark.table(self.table(self.article(article_name).name)).collect()]
+        article = self.article(article_name)
+        return [r.asDict() for r in readable(self.spark.table(self.table(article.name)), article).collect()]
 
     # -- queue ------------------------------------------------------------------------------
     def next_tran_seq(self, subscriber: str, count: int = 1) -> int:

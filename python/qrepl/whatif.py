@@ -19,7 +19,7 @@ from typing import Any, Callable
 from .model import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from .replica import table_at
-from .warehouse import QUEUE_COLUMNS, Warehouse
+from .warehouse import QUEUE_COLUMNS, Warehouse, readable
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
 
@@ -83,7 +83,7 @@ def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
                 f"what-if needs article {article.name} as it was when batch {batch.batch_id} started "
                 f"({batch.started_at}), but that snapshot was expired (qrepl maintain): replay later batches only "
                 f"(--batches N..M)")
-        rows = table_at(wh, article.name, before.snapshot_id if before else None).collect()
+        rows = readable(table_at(wh, article.name, before.snapshot_id if before else None), article).collect()
         out[article.name] = [r.asDict() for r in rows]
     return out
 

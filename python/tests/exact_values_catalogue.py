@@ -8,6 +8,7 @@ the Spark + dbt test (spark/)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import datetime
 from decimal import Decimal
@@ -23,6 +24,9 @@ PUBLICATION = {
         {"name": "typed", "key": ["k_tiny", "k_small", "k_date", "k_dec", "k_bool"],
          "columns": {"k_tiny": "tinyint", "k_small": "smallint", "k_date": "date", "k_dec": "decimal(10,3)",
                      "k_bool": "boolean", "t": "tinyint", "sm": "smallint", "f": "float"}},
+        {"name": "moments", "key": ["k_ts", "k_ntz"],
+         "columns": {"k_ts": "timestamp", "k_ntz": "timestamp_ntz", "ts": "timestamp", "ntz": "timestamp_ntz",
+                     "bin": "binary"}},
     ],
 }
 ARTICLES = {a.name: a for a in publication_from_dict(PUBLICATION).articles}
@@ -97,6 +101,96 @@ TYPED_CASES = [
 ]
 
 
+# timestamp, timestamp_ntz and binary (docs/spec.md §3). Each case: (case, k_ts, k_ntz, ts, ntz, bin
+# as written in new_row's JSON (a key as written in row_key too), the canonical text the publisher
+# must hold for ts (None when the case is refused), reason or None). A good case's row_key is its
+# canonical key, a "non-canonical key" case's its key as written.
+ALL_BYTES = base64.b64encode(bytes(range(256))).decode()
+MOMENT_CASES = [
+    ("microseconds", '"2026-03-01T12:00:00.123456Z"', '"2026-03-01T12:00:00.123456"', '"2026-03-01T12:00:00.000001Z"',
+     '"2026-03-01T12:00:00.999999"', '"AP8="', "2026-03-01T12:00:00.000001Z", None),
+    ("year_0001_and_empty_binary", '"0001-01-01T00:00:00.000000Z"', '"0001-01-01T00:00:00.000000"',
+     '"0001-01-01T00:00:00Z"', '"0001-01-01T00:00:00"', '""', "0001-01-01T00:00:00.000000Z", None),
+    ("year_9999_and_all_bytes", '"9999-12-31T23:59:59.999999Z"', '"9999-12-31T23:59:59.999999"',
+     '"9999-12-31T23:59:59.999999Z"', '"9999-12-31T23:59:59.999999"', f'"{ALL_BYTES}"', "9999-12-31T23:59:59.999999Z", None),
+    ("before_1970", '"1969-12-31T23:59:59.999999Z"', '"1900-01-01T00:00:00.000000"', '"1900-01-01T00:00:00.5Z"',
+     '"1969-12-31T23:59:59.999999"', '"AA=="', "1900-01-01T00:00:00.500000Z", None),
+    ("leap_day", '"2024-02-29T00:00:00.000000Z"', '"2024-02-29T23:59:59.000000"', '"2024-02-29T23:59:59.999999Z"',
+     '"2000-02-29T00:00:00"', '"////"', "2024-02-29T23:59:59.999999Z", None),
+    # 02:30 on the last Sunday of March does not exist in Central Europe; in UTC (and with an offset) it is a plain instant
+    ("offset_converted_to_utc", '"2026-03-29T00:30:00.000000Z"', '"2026-03-29T02:30:00.000000"',
+     '"2026-03-29T02:30:00+02:00"', '"2026-03-29 02:30:00"', '"1234"', "2026-03-29T00:30:00.000000Z", None),
+    ("offset_crosses_the_year", '"2026-01-01T00:00:00.000001Z"', '"2026-01-01T00:00:00.000001"',
+     '"2026-12-31T23:30:00.25-05:30"', '"2026-12-31T23:59:59.000001"', '"+/8="', "2027-01-01T05:00:00.250000Z", None),
+    ("offset_limits", '"2026-01-02T00:00:00.000000Z"', '"2026-01-02T00:00:00.000000"', '"2026-01-01T00:00:00-18:00"',
+     '"2026-01-01T00:00:00.1"', '"AAAA"', "2026-01-01T18:00:00.000000Z", None),
+    ("offset_plus_18", '"2026-01-03T00:00:00.000000Z"', '"2026-01-03T00:00:00.000000"', '"2026-01-01T00:00:00+18:00"',
+     '"2026-01-01T00:00:00"', 'null', "2025-12-31T06:00:00.000000Z", None),
+    ("seven_fraction_digits", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00.1234567Z"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("ntz_seven_fraction_digits", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00.0000000"', '""', None, "wrong value type"),
+    ("timestamp_without_zone", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("ntz_with_offset", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00+01:00"', '""', None, "wrong value type"),
+    ("ntz_with_z", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00Z"', '""', None, "wrong value type"),
+    ("before_year_0001_in_utc", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"0001-01-01T00:30:00+01:00"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("after_year_9999_in_utc", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"9999-12-31T23:30:00-01:00"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("no_such_day", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2023-02-29T00:00:00Z"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("ntz_no_such_day", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-04-31T00:00:00"', '""', None, "wrong value type"),
+    ("leap_second", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2016-12-31T23:59:60Z"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("hour_24", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T24:00:00"', '""', None, "wrong value type"),
+    ("offset_beyond_18_hours", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00+18:30"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("offset_without_colon", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00+0100"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("no_seconds", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00Z"', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("timestamp_as_number", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '1767225600', '"2026-01-01T00:00:00"', '""', None, "wrong value type"),
+    ("base64_unpadded", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '"AP8"', None, "wrong value type"),
+    ("base64_url_alphabet", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '"-_8="', None, "wrong value type"),
+    ("base64_unused_bits_set", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '"AP9="', None, "wrong value type"),
+    ("base64_line_break", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '"AAAA\\nAAAA"', None, "wrong value type"),
+    ("base64_as_number", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '1234', None, "wrong value type"),
+    ("base64_as_boolean", '"2026-01-04T00:00:00.000000Z"', '"2026-01-04T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', 'true', None, "wrong value type"),
+    ("key_without_microseconds", '"2026-01-05T00:00:00Z"', '"2026-01-05T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '""', None, "non-canonical key"),
+    ("key_with_offset", '"2026-01-05T01:00:00.000000+01:00"', '"2026-01-05T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '""', None, "non-canonical key"),
+    ("ntz_key_with_space", '"2026-01-05T00:00:00.000000Z"', '"2026-01-05 00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '""', None, "non-canonical key"),
+    ("key_seven_fraction_digits", '"2026-01-05T00:00:00.0000000Z"', '"2026-01-05T00:00:00.000000"',
+     '"2026-01-01T00:00:00Z"', '"2026-01-01T00:00:00"', '""', None, "non-canonical key"),
+]
+
+
+def moment_rows() -> list[dict]:
+    rows = []
+    names = ("k_ts", "k_ntz", "ts", "ntz", "bin")
+    for n, (case, *written, _, reason) in enumerate(MOMENT_CASES, 3000):
+        new_row = "{" + ",".join(f'"{c}":{v}' for c, v in zip(names, written)) + "}"
+        key_text = "{" + ",".join(f'"{c}":{v}' for c, v in zip(names[:2], written[:2])) + "}"
+        if reason != "non-canonical key":
+            key_text = canonical_key(ARTICLES["moments"], json.loads(key_text))
+        rows.append(_row(f"moment_{case}", n, "moments", key_text, new_row, version(n)))
+    return rows
+
+
 def typed_rows() -> list[dict]:
     rows = []
     names = ("k_tiny", "k_small", "k_date", "k_dec", "k_bool", "t", "sm", "f")
@@ -138,7 +232,7 @@ def key_rows() -> list[dict]:
 
 
 def queue_rows() -> list[dict]:
-    return decimal_rows() + key_rows() + typed_rows()
+    return decimal_rows() + key_rows() + typed_rows() + moment_rows()
 
 
 def expected_decimal(text: str) -> Decimal:

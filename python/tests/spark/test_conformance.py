@@ -20,7 +20,7 @@ import math
 import os
 import time
 import uuid
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -36,9 +36,9 @@ PACK = min(25, max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "25"))))
 # a pack of 25 deep cascades outgrows Hypothesis's data buffer: at N=100 only 2 of 4 packs were
 # generated; packs of 10 are generated every time
 COUPLED_PACK = min(PACK, 10)
-KEY_TYPES = ["int", "bigint", "string", "smallint", "date", "decimal(10,2)"]
+KEY_TYPES = ["int", "bigint", "string", "smallint", "date", "decimal(10,2)", "timestamp", "timestamp_ntz"]
 VALUE_TYPES = ["int", "string", "decimal(8,2)", "boolean", "date", "double", "tinyint", "smallint", "float",
-               "decimal(38,2)"]
+               "decimal(38,2)", "timestamp", "timestamp_ntz", "binary"]
 
 
 def _many(draw, low: int, high: int) -> int:
@@ -66,6 +66,9 @@ def _key_value(type_name: str, n: int, text: str):
         return text
     if type_name == "date":
         return (date(2000, 1, 1) + timedelta(days=n)).isoformat()
+    if type_name in ("timestamp", "timestamp_ntz"):  # n microseconds and n days after 1969-12-31
+        moment = datetime(1969, 12, 31) + timedelta(days=n, microseconds=n)
+        return moment.isoformat(timespec="microseconds") + ("Z" if type_name == "timestamp" else "")
     return f"{n}.25" if type_name.startswith("decimal") else n
 
 
@@ -86,6 +89,14 @@ def _value(draw, type_name: str):
         return (date(2026, 1, 1) + timedelta(days=draw(st.integers(0, 3)))).isoformat()
     if type_name == "double":
         return draw(st.sampled_from([0.5, -2.25, 3.0, 1e10]))
+    if type_name == "timestamp":  # as a writer may put it: any offset, 0..6 fractional digits
+        return draw(st.sampled_from(["2026-01-01T00:00:00.000001Z", "1969-12-31T23:59:59.999999+01:00",
+                                     "0001-01-01T00:00:00Z", "2024-02-29 12:00:00.5-05:30"]))
+    if type_name == "timestamp_ntz":
+        return draw(st.sampled_from(["2026-01-01T00:00:00.000001", "9999-12-31T23:59:59.999999",
+                                     "1900-03-01 00:00:00"]))
+    if type_name == "binary":
+        return draw(st.sampled_from(["", "AP8=", "AAECAw==", "////"]))
     return draw(st.sampled_from(["1.50", "-0.25", "100.00"]))
 
 

@@ -7,13 +7,14 @@ And Python's canonical key text equals Spark's to_json for a table of strings, i
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
 
 from exact_values_catalogue import (
-    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, NEAR_FLOAT, PUBLICATION, SUBSCRIBERS,
-    TYPED_CASES, expected_decimal, queue_rows,
+    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
+    SUBSCRIBERS, TYPED_CASES, expected_decimal, queue_rows,
 )
 from qrepl.model import canonical_key
 from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
@@ -43,7 +44,7 @@ def _rejects(outputs: dict) -> list[tuple]:
 def test_spark_quarantines_the_same_values_as_the_reference(both):
     _, expected, actual = both
     assert _rejects(actual) == _rejects(expected)
-    assert len(_rejects(actual)) == sum(1 for c in DECIMAL_CASES if c[4]) + sum(1 for c in TYPED_CASES if c[-1])
+    assert len(_rejects(actual)) == sum(1 for cases in (DECIMAL_CASES, TYPED_CASES, MOMENT_CASES) for c in cases if c[-1])
 
 
 def test_spark_publisher_equals_the_reference_to_the_last_digit(both):
@@ -109,3 +110,53 @@ def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value(both, case
         outputs["_why"] = [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"typed_{name}"]
     assert actual["_typed"] == expected["_typed"] and actual["_why"] == expected["_why"]
     assert len(actual["_typed"]) + len(actual["_why"]) == 1
+
+
+@pytest.mark.parametrize("case", MOMENT_CASES, ids=[c[0] for c in MOMENT_CASES])
+def test_timestamp_timestamp_ntz_binary_as_key_and_value(both, case):
+    """Spark holds the reference's canonical values to the microsecond and the byte (read back
+    from the table and normalized), or quarantines the case for the same reason."""
+    scenario, expected, actual = both
+    name = case[0]
+    key = canonical_key(ARTICLES["moments"], {"k_ts": json.loads(case[1]), "k_ntz": json.loads(case[2])})
+    held = {}
+    for side, outputs in (("expected", expected), ("actual", actual)):
+        rows = normalized_outputs(scenario, outputs)["publisher/moments"]
+        held[side] = ([r for r in rows if canonical_key(ARTICLES["moments"], r) == key and r["k_ts"] == json.loads(case[1])],
+                      [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"moment_{name}"])
+    assert held["actual"] == held["expected"]
+    if case[-1] is None:
+        assert held["actual"][0][0]["ts"] == case[-2]
+
+
+def test_timestamp_row_images_keep_microseconds(both):
+    """Row images Spark writes (publisher_changes' rows, through to_json) carry six fractional
+    digits and Z, as the reference's."""
+    _, _, actual = both
+    moments = [r for r in actual["publisher"]["moments"] if r["ts"] == "2026-03-01T12:00:00.000001Z"]
+    assert len(moments) == 1 and moments[0]["k_ts"] == "2026-03-01T12:00:00.123456Z"
+
+
+def test_python_canonical_timestamp_key_text_equals_spark_to_json(spark):
+    """One query: to_json (with the options every article value is written with) of timestamp
+    and timestamp_ntz keys at the edges (years 0001 and 9999, every microsecond digit, before
+    1970, leap days) against Python's canonical key."""
+    from datetime import datetime, timedelta, timezone
+
+    from pyspark.sql import functions as F
+
+    from qrepl.model import Article
+    from qrepl.warehouse import JSON_OPTIONS
+
+    walls = [datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999), datetime(1969, 12, 31, 23, 59, 59, 999999),
+             datetime(1970, 1, 1), datetime(2024, 2, 29, 12), datetime(1900, 2, 28, 23, 59, 59, 1)]
+    walls += [datetime(2026, 3, 29, 2, 30) + timedelta(microseconds=10**p, days=37 * p) for p in range(7)]
+    walls += [datetime(1, 1, 1) + timedelta(days=n * 73019 % 3652058, seconds=n * 7919 % 86400,
+                                            microseconds=n * 12347 % 10**6) for n in range(200)]
+    df = spark.createDataFrame([(n, w.replace(tzinfo=timezone.utc), w) for n, w in enumerate(walls)],
+                               "n INT, t TIMESTAMP, w TIMESTAMP_NTZ")
+    spark_text = dict(df.select("n", F.to_json(F.struct("t", "w"), JSON_OPTIONS)).collect())
+    moments = Article("m", ("t", "w"), {"t": "timestamp", "w": "timestamp_ntz"})
+    differ = [(w, spark_text[n]) for n, w in enumerate(walls)
+              if canonical_key(moments, {"t": w.replace(tzinfo=timezone.utc), "w": w}) != spark_text[n]]
+    assert len(spark_text) == len(walls) and differ == []

@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from exact_values_catalogue import (
-    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, NEAR_FLOAT, PUBLICATION, TYPED_CASES,
-    expected_decimal, queue_rows,
+    ALL_BYTES, ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
+    TYPED_CASES, expected_decimal, queue_rows,
 )
 from qrepl.enqueue import _queue_row, check_record, read_records
 from qrepl.model import (
@@ -181,7 +181,7 @@ def test_new_types_out_of_range_values_do_not_fit(type_name, value, fits):
 
 
 def test_float_double_and_binary_keys_are_refused():
-    for typ in ("float", "double"):
+    for typ in ("float", "double", "binary"):
         with pytest.raises(Exception, match="key column k must be of type"):
             publication_from_dict({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": typ}}]})
 
@@ -192,3 +192,94 @@ def test_date_key_given_as_a_date_object_has_its_canonical_key():
     typed = ARTICLES["typed"]
     row = {"k_tiny": 1, "k_small": 2, "k_date": date(2026, 1, 1), "k_dec": Decimal("1.5"), "k_bool": True}
     assert canonical_key(typed, row) == '{"k_tiny":1,"k_small":2,"k_date":"2026-01-01","k_dec":1.500,"k_bool":true}'
+
+
+@pytest.mark.parametrize("case", MOMENT_CASES, ids=[c[0] for c in MOMENT_CASES])
+def test_timestamp_timestamp_ntz_binary_as_key_and_value_on_reference(reader, case):
+    """Each case is applied with its canonical values (a timestamp as the instant in UTC with six
+    fractional digits and Z, binary as padded base64) or quarantined for its reason: never
+    rounded, truncated or nulled."""
+    name, k_ts, k_ntz, ts, ntz, binary, expected_ts, reason = case
+    rejected = [r["reason"] for r in reader.queue_rejects if r["tran_id"] == f"moment_{name}"]
+    key = ARTICLES["moments"]
+    held = reader.publisher["moments"].get(canonical_key(key, {"k_ts": json.loads(k_ts), "k_ntz": json.loads(k_ntz)}))
+    if reason is None:
+        assert rejected == [] and held is not None
+        assert held["ts"] == expected_ts
+        assert (held["k_ts"], held["k_ntz"]) == (json.loads(k_ts), json.loads(k_ntz))  # canonical keys hold as written
+        assert held["ntz"] == coerce_json_value(json.loads(ntz), "timestamp_ntz") and len(held["ntz"]) == 26
+        assert held["bin"] == json.loads(binary)
+    else:
+        assert rejected == [reason]
+        if reason == "non-canonical key" or name == "seven_fraction_digits":
+            assert held is None
+
+
+def test_timestamp_text_is_the_instant_in_utc_with_microseconds():
+    from datetime import datetime, timedelta, timezone
+
+    from qrepl.model import timestamp_value, typed_row
+    assert coerce_json_value("2026-01-01 12:00:00.5+05:30", "timestamp") == "2026-01-01T06:30:00.500000Z"
+    assert coerce_json_value("2026-01-01T00:00:00-00:00", "timestamp") == "2026-01-01T00:00:00.000000Z"
+    assert coerce_json_value("2026-01-01T12:00:00.1234567Z", "timestamp") is None  # refused, not truncated
+    assert coerce_json_value("2026-01-01T12:00:00", "timestamp") is None  # an instant's text says its zone
+    assert coerce_json_value("2026-01-01T12:00:00", "timestamp_ntz") == "2026-01-01T12:00:00.000000"
+    assert coerce_json_value("2026-01-01T12:00:00+00:00", "timestamp_ntz") is None
+    assert coerce_json_value("２０２６-01-01T12:00:00Z", "timestamp") is None  # ASCII digits only
+    # Python datetimes (capture API, Spark and Parquet rows): naive is UTC for a timestamp, aware is converted
+    aware = datetime(2026, 1, 1, 12, 0, 0, 1, tzinfo=timezone(timedelta(hours=-3)))
+    assert coerce_json_value(aware, "timestamp") == "2026-01-01T15:00:00.000001Z"
+    assert coerce_json_value(datetime(1, 1, 1), "timestamp") == "0001-01-01T00:00:00.000000Z"
+    assert coerce_json_value(aware, "timestamp_ntz") is None
+    assert coerce_json_value(datetime(9999, 12, 31, 23, 59, 59, 999999), "timestamp_ntz") == "9999-12-31T23:59:59.999999"
+    assert timestamp_value(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))), "timestamp") is None  # year 0 in UTC
+    moments = ARTICLES["moments"]
+    typed = typed_row(moments, {"k_ts": "2026-01-01T01:00:00+01:00", "k_ntz": "2026-01-01T00:00:00", "ts": None,
+                                "ntz": None, "bin": ALL_BYTES})
+    assert typed["k_ts"] == datetime(2026, 1, 1, tzinfo=timezone.utc) and typed["k_ts"].tzinfo is timezone.utc
+    assert typed["k_ntz"] == datetime(2026, 1, 1) and typed["bin"] == bytes(range(256))
+
+
+def test_binary_is_padded_standard_base64():
+    assert coerce_json_value(bytearray(b"\x00\xff"), "binary") == "AP8="
+    assert coerce_json_value(b"", "binary") == ""
+    assert coerce_json_value(bytes(range(256)), "binary") == ALL_BYTES
+    for bad in ("AP8", "AP9=", "-_8=", "AP8=\n", " AP8=", "AP8==", "A===", 1234, True):
+        assert coerce_json_value(bad, "binary") is None, bad
+
+
+def test_timestamp_keys_canonical_and_binary_refused_by_capture():
+    from datetime import datetime, timezone
+    moments = ARTICLES["moments"]
+    key = {"k_ts": datetime(2026, 1, 1, 12, tzinfo=timezone.utc), "k_ntz": datetime(2026, 1, 1, 12, 0, 0, 5)}
+    assert canonical_key(moments, key) == '{"k_ts":"2026-01-01T12:00:00.000000Z","k_ntz":"2026-01-01T12:00:00.000005"}'
+    assert value_refusal(moments, {**key, "ts": "2026-01-01T00:00:00", "ntz": None, "bin": b""}).startswith(
+        "moments.ts: '2026-01-01T00:00:00' does not fit timestamp (an instant: ISO-8601 with Z or an offset")
+    assert "does not fit binary" in value_refusal(moments, {**key, "bin": "AP8"})
+    assert value_refusal(moments, {**key, "ts": datetime(2026, 1, 1), "bin": bytearray(b"x")}) is None
+    image = normalize_row(moments, {**key, "ts": None, "ntz": None, "bin": b"\x00\xff"})
+    assert (image["k_ts"], image["bin"]) == ("2026-01-01T12:00:00.000000Z", "AP8=")
+
+
+def test_timestamp_and_binary_through_enqueue_checks(tmp_path):
+    """`qrepl enqueue` JSONL: an offset is converted to UTC in the queued row, a 7th fractional
+    digit, a missing zone and bad base64 are refused with one line naming the column."""
+    pub = publication_from_dict(PUBLICATION)
+    path = tmp_path / "changes.jsonl"
+    path.write_text(
+        '{"tran_id":"a","article":"moments","op":"I","row":{"k_ts":"2026-01-01T01:00:00.000001+01:00",'
+        '"k_ntz":"2026-01-01 00:00:00","ts":null,"ntz":"0001-01-01T00:00:00","bin":"AP8="}}\n'
+        '{"tran_id":"b","article":"moments","op":"I","row":{"k_ts":"2026-01-01T00:00:00.1234567Z",'
+        '"k_ntz":"2026-01-01T00:00:00","ts":null,"ntz":null,"bin":""}}\n'
+        '{"tran_id":"c","article":"moments","op":"I","row":{"k_ts":"2026-01-01T00:00:00Z",'
+        '"k_ntz":"2026-01-01T00:00:00","ts":"2026-01-01T00:00:00","ntz":null,"bin":"AP8"}}\n')
+    records = list(read_records(path))
+    assert check_record(pub, records[0][1]) is None
+    assert check_record(pub, records[1][1]).startswith(
+        "key column k_ts (timestamp) does not fit: '2026-01-01T00:00:00.1234567Z' (an instant: ISO-8601 with Z")
+    assert check_record(pub, records[2][1]).startswith(
+        "wrong value type for ts (timestamp: 2026-01-01T00:00:00), bin (binary: AP8)")
+    row = _queue_row(pub, "s1", 0, "a", 1, 1, records[0][1], None)
+    assert row["row_key"] == '{"k_ts":"2026-01-01T00:00:00.000001Z","k_ntz":"2026-01-01T00:00:00.000000"}'
+    assert json.loads(row["new_row"]) == {"k_ts": "2026-01-01T00:00:00.000001Z", "k_ntz": "2026-01-01T00:00:00.000000",
+                                          "ts": None, "ntz": "0001-01-01T00:00:00.000000", "bin": "AP8="}
