@@ -367,6 +367,7 @@ class SparkBackend:
         """Distribution's conflict delivery alone (the replay has no replicas: the replica
         schema holds only the delivered conflicts)."""
         from .distribution import deliver_conflicts
+        from .replica import replica_schema
 
         if not self.scenario.publication.centralized_conflicts:
             self.wh.spark.sql(f"create database if not exists {replica_schema(self.wh, subscriber)}")
