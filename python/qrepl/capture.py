@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator
 
-from .immediate import PublisherUnreachable, apply_at_publisher, record_outcome
+from .immediate import PublisherUnreachable, apply_at_publisher, publisher_rows, record_outcome
 from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
 from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from .warehouse import Warehouse, new_version
@@ -93,7 +93,7 @@ class Subscriber:
         immediate one applies it at the publisher first (all rows or ConflictError, nothing
         changed), then to the replica. A read-only subscription refuses to capture."""
         sub = self.warehouse.subscription(self.name)
-        refusal = capture_refusal(self.name, sub["current_mode"])
+        refusal = capture_refusal(self.name, sub["current_mode"], sub["status"])
         if refusal:
             raise ConfigError(refusal)
         tran = Transaction(self)
@@ -123,7 +123,32 @@ class Subscriber:
             # the queue append is the commit point; the replica follows it
             self.warehouse.append_queue(rows)
             point = "capture.replica"
-        write_replica(ReplicaWarehouse(self.warehouse, self.replica.wh.schema), tran.pending, point)
+        replica = ReplicaWarehouse(self.warehouse, self.replica.wh.schema)
+        write_replica(replica, tran.pending, point)
+        if queued:
+            self._undo_if_reinitialized(replica, tran, tran_id, sub["generation"])
+
+    def _undo_if_reinitialized(self, replica: ReplicaWarehouse, tran: Transaction, tran_id: str,
+                               generation: int) -> None:
+        """A reinitialization that moved the generation after this transaction read it (it
+        moves it before replacing the replica) makes the queued transaction rejected_reinit,
+        and its replica write may have landed in the new replica: put the publisher's rows
+        back there and say so. Either the generation is still the transaction's here, and the
+        replica replacement comes after this write, or this check sees the new one."""
+        now = self.warehouse.subscription(self.name)
+        if now is None or now["generation"] == generation:
+            return
+        rows: dict[tuple[str, str], dict | None] = {}
+        for article in self.warehouse.require_publication().articles:
+            keys = [key for name, key in tran.pending if name == article.name]
+            if keys:
+                current = publisher_rows(self.warehouse, article,
+                                         [json.loads(k, parse_float=Decimal) for k in keys])
+                rows.update({(article.name, k): current.get(k) for k in keys})
+        write_replica(replica, rows, "capture.undo")
+        raise ConfigError(f"subscriber {self.name} was reinitialized during transaction {tran_id}: it will be "
+                          f"rejected_reinit (generation {generation} < {now['generation']}) and the replica "
+                          f"holds the publisher's rows again; capture it again")
 
 
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:

@@ -20,7 +20,7 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from .model import ConfigError, check_identifier
+from .model import REINITIALIZING, ConfigError, check_identifier
 from .replica import (
     Progress,
     current_snapshot,
@@ -79,50 +79,82 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
     return count
 
 
+class DistributionFailed(RuntimeError):
+    """Delivery failed for some subscribers; the others were delivered (`report`)."""
+
+    def __init__(self, failed: dict[str, str], report: dict[str, dict]) -> None:
+        reasons = "; ".join(f"{name}: {why}" for name, why in failed.items())
+        super().__init__(f"distribution failed for {len(failed)} of {len(report)} subscriber(s): "
+                         f"{', '.join(failed)} ({reasons})")
+        self.failed, self.report = failed, report
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, dict[str, int]]:
     """Deliver everything pending to every active subscriber; returns counts per subscriber.
     The publisher's trigger runs first, so a row an outside writer changed reaches the
-    subscribers with the new version it was given."""
-    from pyspark.sql import functions as F
-
-    spark = wh.spark
+    subscribers with the new version it was given. A subscriber whose delivery fails is
+    reported with one line and the others are still delivered; DistributionFailed at the end
+    names the failed ones (a rerun resends only what is not there yet)."""
     pub = wh.require_publication()
     stamp_publisher(wh)
     delivered = deliveries(wh)
     report: dict[str, dict[str, int]] = {}
+    failed: dict[str, str] = {}
     subscriptions = wh.subscriptions()
     for n, sub in enumerate(subscriptions, 1):
         name = sub["subscriber"]
-        counts = {"compensations": 0, "rows_delivered": 0, "conflicts": 0}
-        report[name] = counts
-        has_replica = spark.catalog.databaseExists(replica_schema(wh, name))
-        if sub["status"] != "active" or not has_replica:
-            progress(f"[{n}/{len(subscriptions)}] {name}: skipped ({sub['status']}, replica "
-                     f"{'present' if has_replica else 'missing'})")
-            continue
-        pending = pending_compensations(wh, name)
-        counts["compensations"] = pending.count()
-        snapshots = {}
-        for article in pub.articles:
-            since = delivered.get((name, article.name))
-            now = current_snapshot(wh, article.name)
-            if since == now and not counts["compensations"]:
-                continue
-            keys = pending.where(pending.article == article.name) \
-                .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
-            counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
-            snapshots[article.name] = now
-        if snapshots:
-            record_delivery(wh, name, snapshots)
-        mark_compensations_delivered(wh, pending)
-        if not pub.centralized_conflicts:
-            counts["conflicts"] = _deliver_conflicts(wh, name)
-        progress(f"[{n}/{len(subscriptions)}] {name}: {counts['rows_delivered']} row(s) delivered "
-                 f"({counts['compensations']} compensating command(s)), {counts['conflicts']} conflict(s)")
+        report[name] = counts = {"compensations": 0, "rows_delivered": 0, "conflicts": 0}
+        try:
+            line = _deliver_subscriber(wh, pub, sub, delivered, counts)
+        except Exception as exc:  # one subscriber's failure (a missing replica table, an expired snapshot, ...)
+            failed[name] = _first_line(exc)
+            line = f"failed: {failed[name]}"
+        progress(f"[{n}/{len(subscriptions)}] {name}: {line}")
+    if failed:
+        raise DistributionFailed(failed, report)
     return report
 
 
-def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
+def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: dict[str, int]) -> str:
+    """One subscriber's delivery (counts filled in); returns its progress line."""
+    from pyspark.sql import functions as F
+
+    name = sub["subscriber"]
+    has_replica = wh.spark.catalog.databaseExists(replica_schema(wh, name))
+    if sub["status"] != "active" or not has_replica:
+        return f"skipped ({sub['status']}, replica {'present' if has_replica else 'missing'})"
+    if not any(s == name for s, _ in delivered):  # records itself last (replica.snapshot_replica)
+        return "skipped (its initial snapshot is not finished)"
+    pending = pending_compensations(wh, name)
+    counts["compensations"] = pending.count()
+    snapshots = {}
+    for article in pub.articles:
+        since = delivered.get((name, article.name))
+        now = current_snapshot(wh, article.name)
+        if since == now and not counts["compensations"]:
+            continue
+        keys = pending.where(pending.article == article.name) \
+            .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
+        counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
+        snapshots[article.name] = now
+    if snapshots:
+        record_delivery(wh, name, snapshots)
+    mark_compensations_delivered(wh, pending)
+    if not pub.centralized_conflicts:
+        counts["conflicts"] = deliver_conflicts(wh, name)
+    return (f"{counts['rows_delivered']} row(s) delivered ({counts['compensations']} compensating "
+            f"command(s)), {counts['conflicts']} conflict(s)")
+
+
+def deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
+    """Append the subscriber's conflicts of batches after its mark in `conflict_deliveries`
+    to its replica schema's `conflicts`, then move the mark (the retention purge keeps a
+    subscribed subscriber's conflicts above its mark: macro purge_expired_conflicts)."""
     spark = wh.spark
     if not wh.exists("conflicts"):
         return 0
@@ -150,11 +182,21 @@ def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
 
 def reinitialize(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> int:
     """Deliver a fresh snapshot: replica replaced by the publisher's rows, status active,
-    generation + 1 (queued rows of the older generation will be rejected_reinit)."""
+    generation + 1 (queued rows of the older generation will be rejected_reinit).
+
+    The generation moves first, with the status `reinitializing`: from then on a capture is
+    refused, and one that queued at the older generation before sees the new one after its
+    replica write and puts the publisher's rows back (capture.Subscriber), so no change of a
+    rejected_reinit transaction stays in the new replica. Setting `active` is the commit
+    point; a rerun after a crash before it goes on with the same generation."""
     sub = wh.subscription(check_identifier(subscriber, "subscriber"))
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")
+    generation = sub["generation"]
+    if sub["status"] != REINITIALIZING:
+        generation += 1
+        wh.update_subscription(subscriber, REINITIALIZING, generation, sub["reinit_requested_at"],
+                               sub["reinit_reason"])
     snapshot_replica(wh, subscriber, progress)
-    generation = sub["generation"] + 1
     wh.update_subscription(subscriber, "active", generation, None, None)
     return generation

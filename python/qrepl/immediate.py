@@ -72,12 +72,13 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
     return list(changes.values())
 
 
-def _publisher_rows(wh: Warehouse, article: Article, changes: list[RowChange]) -> dict[str, dict]:
-    """The publisher's current rows for these keys (a key join, not a scan to the driver)."""
+def publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
+    """The publisher's current rows for these keys, by canonical key (a key join, not a scan
+    to the driver)."""
     from .model import canonical_key
 
-    keys = wh.spark.createDataFrame([tuple(typed_row(article, c.key_values)[k] for k in article.key)
-                                     for c in changes], article.key_ddl)
+    keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
+                                     for k in key_values], article.key_ddl)
     rows = readable(wh.spark.table(wh.table(article.name)).join(keys, list(article.key), "left_semi"), article).collect()
     return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
 
@@ -91,7 +92,7 @@ def find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[
         mine = [c for c in changes if c.article == article.name]
         if not mine:
             continue
-        current = _publisher_rows(wh, article, mine)
+        current = publisher_rows(wh, article, [c.key_values for c in mine])
         for c in mine:
             row = current.get(c.row_key)
             before[(c.article, c.row_key)] = row

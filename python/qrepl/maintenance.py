@@ -2,12 +2,14 @@
 
 Merge-on-read leaves delete files behind every run; compaction rewrites them into plain data
 files. Snapshots are expired only up to the oldest one a subscriber's replica still reflects,
-so the next delivery can still diff against it (docs/architecture.md §9).
+so the next delivery can still diff against it (docs/architecture.md §9), or that a
+subscription add or reinitialization in progress pinned. A dropped subscription's records keep
+nothing.
 """
 
 from __future__ import annotations
 
-from .replica import Progress, deliveries
+from .replica import Progress, deliveries, snapshot_pins
 from .dbt_runner import stamp_publisher
 from .warehouse import Warehouse
 
@@ -15,27 +17,35 @@ from .warehouse import Warehouse
 def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
     """Compact every publisher table's data files (merge-on-read leaves delete files behind)
     and expire the snapshots no subscriber's replica still refers to: the oldest snapshot in
-    `subscription_deliveries` per article and everything after it are kept."""
+    `subscription_deliveries` or `snapshot_pins` of a current subscription, per article, and
+    everything after it are kept.
+
+    Per article the newest snapshot is read before the records: a snapshot an add or a
+    reinitialization reads after its pin is at least as new, so when this maintenance did
+    not see the pin it expires nothing that snapshot needs."""
     spark = wh.spark
     # the publisher's trigger first: a compaction's files are never read for unstamped
     # changes (it changes no row), so a change it would rewrite must be stamped before it
     stamp_publisher(wh)
-    delivered = deliveries(wh)
     stamped = wh.last_stamps()
     report = []
     for article in wh.require_publication().articles:
         table = f"{wh.schema}.{article.name}"
         rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
                               f"options => map('rewrite-all', 'true'))").first()
-        needed = [sid for (_, a), sid in delivered.items() if a == article.name and sid is not None]
+        history = spark.table(f"{wh.table(article.name)}.snapshots")
+        newest = history.agg({"committed_at": "max"}).first()[0]
+        # records, then subscriptions: a subscription is written before its first record
+        records = list(deliveries(wh).items()) + list(snapshot_pins(wh).items())
+        subscribed = {s["subscriber"] for s in wh.subscriptions()}
+        needed = [sid for (s, a), sid in records if a == article.name and s in subscribed and sid is not None]
         if stamped.get(article.name) is not None:  # the next stamp reads the table as of it
             needed.append(stamped[article.name])
-        history = spark.table(f"{wh.table(article.name)}.snapshots")
-        keep_from = None
+        oldest = None
         if needed:
-            keep_from = history.where(history.snapshot_id.isin(needed)).agg({"committed_at": "min"}).first()[0]
-        if keep_from is None:  # nobody needs an old snapshot: keep the current one only
-            keep_from = history.agg({"committed_at": "max"}).first()[0]
+            oldest = history.where(history.snapshot_id.isin(needed)).agg({"committed_at": "min"}).first()[0]
+        # nobody needs an older snapshot than the newest: keep that one only
+        keep_from = newest if oldest is None or oldest > newest else oldest
         # CALL takes no parameter markers; keep_from is a datetime read from the table's own
         # metadata, so its strftime text is all digits and separators
         expired = spark.sql(f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => "

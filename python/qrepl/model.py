@@ -137,6 +137,8 @@ class ConfigError(ValueError):
 
 # Update modes of a subscription (docs/update-modes.md). SQL Server's `sp_addsubscription
 # @update_mode` spellings are accepted and normalized to these names.
+# a subscription's status while `qrepl subscription reinit` runs (besides active and reinit_pending)
+REINITIALIZING = "reinitializing"
 UPDATE_MODES = ("queued", "immediate", "failover", "queued_failover", "read_only")
 UPDATE_MODE_ALIASES = {
     "queued tran": "queued",
@@ -167,8 +169,11 @@ def initial_current_mode(update_mode: str) -> str:
     return "read_only" if update_mode == "read_only" else "queued"
 
 
-def capture_refusal(subscriber: str, current_mode: str) -> str | None:
+def capture_refusal(subscriber: str, current_mode: str, status: str = "active") -> str | None:
     """Why a subscription may not capture changes (None when it may)."""
+    if status == REINITIALIZING:
+        return (f"subscriber {subscriber} is being reinitialized: capture again once "
+                f"`qrepl subscription reinit {subscriber}` has finished")
     if current_mode == "read_only":
         return (f"subscriber {subscriber} is read only: its replica cannot be changed "
                 f"(subscribe it with --mode queued or immediate to capture changes)")

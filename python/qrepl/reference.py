@@ -155,6 +155,7 @@ class ReferenceReader:
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
     used_versions: set[str] = field(default_factory=set)
     conflicts: list[Row] = field(default_factory=list)
+    conflict_marks: dict[str, int] = field(default_factory=dict)  # per subscriber, its newest delivered batch
     compensating_commands: list[Row] = field(default_factory=list)
     transaction_outcomes: list[Row] = field(default_factory=list)
     queue_rejects: list[Row] = field(default_factory=list)
@@ -222,7 +223,8 @@ class ReferenceReader:
         sub.current_mode = target
 
     def check_capture(self, subscriber: str) -> None:
-        why = capture_refusal(subscriber, self.subscriptions[subscriber].current_mode)
+        sub = self.subscriptions[subscriber]
+        why = capture_refusal(subscriber, sub.current_mode, sub.status)
         if why:
             raise ConfigError(why)
 
@@ -525,8 +527,25 @@ class ReferenceReader:
         })
         return outcome
 
+    def deliver_conflicts(self, subscriber: str) -> None:
+        """Distribution's part for conflicts: a publication whose conflicts are not
+        centralized delivers each subscriber's conflicts to it (up to its newest batch)."""
+        if self.publication.centralized_conflicts:
+            return
+        batches = [c["batch_id"] for c in self.conflicts if c["subscriber"] == subscriber]
+        if batches:
+            self.conflict_marks[subscriber] = max(self.conflict_marks.get(subscriber, 0), *batches)
+
     def _purge_conflicts(self, now: datetime) -> None:
+        """conflict_retention_days > 0: older conflicts are deleted, except, when conflicts
+        are not centralized, those not yet delivered to their subscriber (while it is
+        subscribed): a subscriber offline for longer than the retention still gets them."""
         days = self.publication.conflict_retention_days
         if days > 0:
             cutoff = now - timedelta(days=days)
-            self.conflicts = [c for c in self.conflicts if c["detected_at"] >= cutoff]
+
+            def undelivered(c: Row) -> bool:
+                return (not self.publication.centralized_conflicts and c["subscriber"] in self.subscriptions
+                        and c["batch_id"] > self.conflict_marks.get(c["subscriber"], 0))
+
+            self.conflicts = [c for c in self.conflicts if c["detected_at"] >= cutoff or undelivered(c)]

@@ -99,6 +99,7 @@ class Backend(Protocol):
     def drop_subscription(self, subscriber: str) -> None: ...
 
     def add_subscription(self, subscriber: str) -> None: ...
+    def deliver_conflicts(self, subscriber: str) -> None: ...
     def generation_of(self, subscriber: str) -> int: ...
     def outputs(self) -> dict[str, Any]: ...
 
@@ -134,6 +135,9 @@ class ReferenceBackend:
 
     def add_subscription(self, subscriber: str) -> None:
         self.reader.add_subscription(subscriber)
+
+    def deliver_conflicts(self, subscriber: str) -> None:
+        self.reader.deliver_conflicts(subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.reader.subscriptions.get(subscriber)
@@ -304,12 +308,15 @@ class SparkBackend:
     """The real pipeline: Iceberg tables in a fresh schema, the dbt models as queue reader."""
 
     def __init__(self, scenario: Scenario, schema: str = REPLAY_SCHEMA) -> None:
+        from .replica import replica_schema
         from .spark import get_spark
         from .warehouse import Warehouse
 
         self.scenario = scenario
         self.wh = Warehouse(get_spark(), schema)
         self.wh.drop_schema()
+        for s in scenario.subscribers:  # conflicts delivered by an earlier replay
+            Warehouse(self.wh.spark, replica_schema(self.wh, s)).drop_schema()
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
             self.wh.add_subscriptions(scenario.subscribers)
@@ -355,6 +362,16 @@ class SparkBackend:
 
     def add_subscription(self, subscriber: str) -> None:
         self.wh.add_subscription(subscriber)
+
+    def deliver_conflicts(self, subscriber: str) -> None:
+        """Distribution's conflict delivery alone (the replay has no replicas: the replica
+        schema holds only the delivered conflicts)."""
+        from .distribution import deliver_conflicts
+        from .replica import replica_schema
+
+        if not self.scenario.publication.centralized_conflicts:
+            self.wh.spark.sql(f"create database if not exists {replica_schema(self.wh, subscriber)}")
+            deliver_conflicts(self.wh, subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.wh.subscription(subscriber) if isinstance(subscriber, str) and subscriber.isidentifier() else None

@@ -90,11 +90,40 @@ def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
 def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | None]) -> None:
     """Remember which publisher snapshot each of the subscriber's replica tables reflects."""
     deliveries(wh)
+    _merge_snapshots(wh, "subscription_deliveries", subscriber, snapshots)
+
+
+def _merge_snapshots(wh: Warehouse, table: str, subscriber: str, snapshots: dict[str, int | None]) -> None:
     rows = [(subscriber, article, sid) for article, sid in snapshots.items()]
     wh.spark.createDataFrame(rows, DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
-    wh.spark.sql(f"merge into {wh.table('subscription_deliveries')} t using qrepl_delivered s "
+    wh.spark.sql(f"merge into {wh.table(table)} t using qrepl_delivered s "
                  f"on t.subscriber = s.subscriber and t.article = s.article "
                  f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
+
+
+def snapshot_pins(wh: Warehouse) -> dict[tuple[str, str], int | None]:
+    """The snapshots a subscription add or a reinitialization in progress is about to read
+    (`snapshot_pins`): maintenance keeps them as it keeps delivered ones."""
+    if not wh.exists("snapshot_pins"):
+        return {}
+    return {(r.subscriber, r.article): r.snapshot_id for r in wh.spark.table(wh.table("snapshot_pins")).collect()}
+
+
+def pin_snapshots(wh: Warehouse, subscriber: str, articles: list[str]) -> None:
+    """Before a snapshot reads the publisher: pin each article's current snapshot. The one it
+    reads is this one or a later one, so a `qrepl maintain` that sees the pin keeps it, and
+    one that does not see it read the table's newest snapshot before the pin, so it expires
+    nothing as new as the snapshot read (maintenance.maintain)."""
+    if not wh.exists("snapshot_pins"):
+        wh.spark.sql(f"create table if not exists {wh.table('snapshot_pins')} ({DELIVERIES_SCHEMA}) using iceberg")
+    _merge_snapshots(wh, "snapshot_pins", subscriber, {a: current_snapshot(wh, a) for a in articles})
+
+
+def unpin_snapshots(wh: Warehouse, subscriber: str) -> None:
+    """Remove the subscriber's pins once its deliveries are recorded (they keep the snapshots)."""
+    if wh.exists("snapshot_pins"):
+        view = wh._temp_view([(subscriber,)], "subscriber STRING")
+        wh.spark.sql(f"delete from {wh.table('snapshot_pins')} where subscriber in (select subscriber from {view})")
 
 
 def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
@@ -104,14 +133,17 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     schema = replica_schema(wh, subscriber)
     pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
+    articles = wh.require_publication().articles
+    pin_snapshots(wh, subscriber, [a.name for a in articles])
     snapshots = {}
-    for article in wh.require_publication().articles:
+    for article in articles:
         sid = current_snapshot(wh, article.name)
         rows = table_at(wh, article.name, sid)
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
     record_delivery(wh, subscriber, snapshots)
+    unpin_snapshots(wh, subscriber)
     mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
 
 

@@ -83,7 +83,7 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
     """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
     snapshot. The subscription row is written first and the snapshot records itself last, so
     a rerun after a crash at any point finishes the subscription instead of failing on it."""
-    from .replica import has_snapshot, snapshot_replica
+    from .replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
 
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
@@ -92,6 +92,10 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
     if existing is None:
         wh.add_subscription(subscriber, mode)
     elif has_snapshot(wh, subscriber):
+        if any(s == subscriber for s, _ in snapshot_pins(wh)):  # crashed after recording, before unpinning
+            unpin_snapshots(wh, subscriber)
+            echo(f"{subscriber}: subscribed earlier, its initial snapshot was recorded: finished")
+            return
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")

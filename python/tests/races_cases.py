@@ -120,3 +120,36 @@ OVERSIZE_KEY_EXPECTED = {
     "outcomes": [("t_good", 1, "applied")],
     "cities": {1: "a", 2: "x", 3: "x"},
 }
+
+
+# -- found by reading: retention and conflicts not yet delivered -------------------------------
+
+RETENTION_PUBLICATION = {**PUBLICATION, "centralized_conflicts": False, "conflict_retention_days": 1}
+RETENTION_SUBSCRIBERS = ["s1", "s2"]
+
+
+def retention_keeps_undelivered_conflicts(backend) -> dict:
+    """Conflicts delivered to their subscribers (not centralized), kept 1 day. s1 and s2 each
+    lose a conflict in batch 1; s2 is dropped; s1 stays offline for 3 days: a run then keeps
+    s1's conflict (not delivered yet) and purges s2's. After s1's delivery the next run
+    purges s1's too."""
+    publisher(backend)
+    backend.publisher_changes([("customers", "U", {"customer_id": n, "city": "pub"}, version(500 + n))
+                               for n in (1, 2)])
+    backend.enqueue([command("t1", "U", 1, "s1", old=version(1), new=version(601), enqueued_at=T0),
+                     command("t2", "U", 2, "s2", old=version(2), new=version(602), enqueued_at=T0,
+                             subscriber="s2", tran_seq=2)])
+    backend.run(T0 + timedelta(hours=1))
+    backend.drop_subscription("s2")
+    backend.run(T0 + timedelta(days=3))
+    offline = backend.outputs()
+    backend.deliver_conflicts("s1")
+    backend.run(T0 + timedelta(days=4))
+    return {"offline": offline, "delivered": backend.outputs()}
+
+
+def conflicted(outputs: dict) -> list[tuple]:
+    return sorted((c["subscriber"], c["tran_id"]) for c in outputs["conflicts"])
+
+
+RETENTION_EXPECTED = {"offline": [("s1", "t1")], "delivered": []}

@@ -40,3 +40,10 @@ def test_an_oversize_delete_key_is_quarantined():
     assert cases.rejects(out) == expected["rejects"]
     assert cases.outcomes(out) == expected["outcomes"]
     assert cases.cities(out) == expected["cities"]
+
+
+def test_retention_keeps_a_subscribed_subscribers_undelivered_conflicts_on_the_reference():
+    scenario = scenario_from_dict({**cases.RETENTION_PUBLICATION, "subscribers": cases.RETENTION_SUBSCRIBERS,
+                                   "steps": []}, "races")
+    result = cases.retention_keeps_undelivered_conflicts(ReferenceBackend(scenario))
+    assert {stage: cases.conflicted(outputs) for stage, outputs in result.items()} == cases.RETENTION_EXPECTED
