@@ -52,7 +52,7 @@ def _update_update(schema: str) -> dict:
 
 
 def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
-    from qrepl.service import conflict_reviews, resolve_conflict
+    from qrepl.service import resolve_conflict
 
     if mode == "resolve-kill":
         backend = SparkBackend(scenario, schema)
