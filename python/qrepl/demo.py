@@ -6,7 +6,8 @@ from __future__ import annotations
 from .capture import Subscriber
 from .distribution import distribute
 from .model import ConflictError
-from .service import Echo, create_publication, list_conflicts, run_reader, warehouse, write_conflict_viewer
+from .service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts, run_reader,
+                      transaction_outcomes, warehouse, write_conflict_viewer)
 from .spark import PROJECT_DIR, WORK_DIR
 
 SUBSCRIBERS = ("north", "south", "east")
@@ -14,23 +15,17 @@ IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)
 
 
 def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
-    wh = warehouse(schema)
     echo(f"[1/6] resetting schema {schema} and creating publication 'sales' (publications/sales.yml)")
-    for s in (*SUBSCRIBERS, IMMEDIATE):
-        from .replica import replica_schema
-        from .warehouse import Warehouse
-
-        Warehouse(wh.spark, replica_schema(wh, s)).drop_schema()
-    wh.drop_schema()
+    drop_publication(schema, (*SUBSCRIBERS, IMMEDIATE))
     create_publication(PROJECT_DIR / "publications" / "sales.yml", schema, seed=True, echo=echo)
 
     echo(f"[2/6] subscribing {', '.join(SUBSCRIBERS)} (queued) and {IMMEDIATE} (immediate), "
          f"delivering their initial snapshots")
+    wh = warehouse(schema)
     subs = {}
     for name in (*SUBSCRIBERS, IMMEDIATE):
-        wh.add_subscription(name, "immediate" if name == IMMEDIATE else "queued")
+        add_subscription(schema, name, echo=lambda line: None, update_mode="immediate" if name == IMMEDIATE else "queued")
         subs[name] = Subscriber(wh, name)
-        subs[name].replica.snapshot_from_publisher()
     north, south, east, west = (subs[n] for n in (*SUBSCRIBERS, IMMEDIATE))
 
     echo("[3/6] subscribers change their replicas offline; each change is captured into the queue")
@@ -76,7 +71,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     echo(f"      {IMMEDIATE} retries after the delivery: applied at the publisher")
 
     echo("[6/6] summary")
-    outcomes = [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
+    outcomes = transaction_outcomes(schema)
     echo("")
     echo("Transactions")
     for o in outcomes:

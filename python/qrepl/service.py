@@ -102,6 +102,30 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
     snapshot_replica(wh, subscriber, echo)
 
 
+def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> None:
+    """Drop a publication's schema with every table in it, and the replica schemas of its
+    subscriptions (and of `subscribers`, named whether or not they are subscribed). For a
+    demo or a test; a user's table published in place goes with it."""
+    from .replica import replica_schema
+    from .warehouse import Warehouse
+
+    wh = warehouse(schema)
+    names = set(subscribers)
+    if wh.exists("subscriptions"):
+        names |= {s["subscriber"] for s in wh.subscriptions()}
+    for name in sorted(names):
+        Warehouse(wh.spark, replica_schema(wh, name)).drop_schema()
+    wh.drop_schema()
+
+
+def transaction_outcomes(schema: str | None = None) -> list[dict]:
+    """What the queue reader decided for each transaction, in processing order."""
+    wh = warehouse(schema)
+    if not wh.exists("transaction_outcomes"):
+        return []
+    return [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
+
+
 def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F
