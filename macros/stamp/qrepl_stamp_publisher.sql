@@ -72,6 +72,15 @@
     {%- set on = [] -%}
     {%- for k in keys -%}{%- do on.append('target.' ~ k ~ ' = stamp.' ~ k) -%}{%- endfor -%}
     {%- set view = 'qrepl_stamp_' ~ article['name'] -%}
+    {#- a stamp that failed earlier in this process (the session lives on) left its views -#}
+    {%- for name in [view, view ~ '_judged'] -%}
+        {%- call statement('qrepl_stamp_leftover', fetch_result=false) -%}
+            uncache table if exists {{ name }}
+        {%- endcall -%}
+        {%- call statement('qrepl_stamp_leftover_drop', fetch_result=false) -%}
+            drop view if exists {{ name }}
+        {%- endcall -%}
+    {%- endfor -%}
     {%- if since is none -%}
         {#- the first stamp of a table that already held rows (one published in place): rows
             with no version get one. Read as the table is now, not as of a snapshot: a table

@@ -102,3 +102,51 @@ def test_rows_no_outside_writer_touched_keep_their_version_and_apply(foreign_wri
     assert stamped[5] == p[5]
     assert next(o["outcome"] for o in actual["transaction_outcomes"] if o["tran_id"] == "t5") == "applied"
     assert actual == expected
+
+
+def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spark):
+    """A new write point of the run: the trigger's MERGE. A run that fails right after it
+    (before the stamp is recorded) leaves rows stamped; the next run examines the same commits
+    again, stamps nothing twice, and its outputs equal the reference's for the stamped writes."""
+    from qrepl import faults
+    from qrepl.dbt_runner import DbtError
+
+    p = {i: v() for i in range(1, 4)}
+    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_fault")
+    spark_side, reference = SparkBackend(sc, "qrepl_trigger_fault"), ReferenceBackend(sc)
+    stamp_publisher(spark_side.wh)
+    for backend in (spark_side, reference):
+        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
+        backend.run(T0)
+    table = spark_side.wh.table("customers")
+    spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
+    spark.sql(f"insert into {table} values (4, 'c4', 'Oslo', null)")
+    recorded = spark_side.wh.last_stamps()["customers"]
+
+    def after_the_stamp(k: int, label: str) -> None:
+        if "merge into" in label:  # the run's first MERGE is the trigger's
+            faults.raise_fault(k, label)
+        faults._State.armed_at, faults._State.action = k + 1, after_the_stamp
+
+    faults.arm(1, after_the_stamp)
+    try:
+        with pytest.raises(DbtError):
+            spark_side.run(T0 + timedelta(minutes=1))
+    finally:
+        faults.disarm()
+    stamped = _versions(spark_side.wh)
+    assert stamped[1] not in (p[1], None) and stamped[4] is not None  # the MERGE committed ...
+    assert spark_side.wh.last_stamps()["customers"] == recorded        # ... and was not recorded
+    queued = [tran("s1", "t1", upd(1, "s1-1", p[1], v())), tran("s1", "t2", upd(2, "s1-2", p[2], v()))]
+    spark_side.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
+    spark_side.run(T0 + timedelta(minutes=3))
+    after = _versions(spark_side.wh)
+    assert after[1] == stamped[1] and after[4] == stamped[4]  # not stamped a second time
+    reference.publisher_changes([("customers", "U", row(1, "Paris"), stamped[1]),
+                                 ("customers", "I", row(4, "Oslo") | {"name": "c4"}, stamped[4])])
+    # the failed run took no batch: it failed in on-run-start, before the batch cut
+    reference.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
+    reference.run(T0 + timedelta(minutes=3))
+    actual, expected = normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
+    assert _conflict(actual, "t1") == "update_update"
+    assert actual == expected
