@@ -167,6 +167,10 @@ def main() -> None:
             raise SystemExit(f"bench: --against {args.against!r} is not a commit of this repository")
     target = Path(tempfile.mkdtemp(prefix="qrepl-profile-target-"))
     os.environ["DBT_TARGET_PATH"] = str(target)  # this compile's own target/, not the checkout's
+    # compiled_at calls dbt directly (not through dbt_invoke, which sets these for its own call
+    # only): the bench's schema, on this process's session
+    os.environ["QREPL_SCHEMA"] = SCHEMA
+    os.environ.setdefault("QREPL_TARGET", "in_process")
     changes, rows, shape = SIZES[args.size]
     spark = get_spark()
     wh = Warehouse(spark, SCHEMA)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.spark import WORK_DIR
 
 pytestmark = pytest.mark.spark
 
@@ -45,7 +46,9 @@ class _SparkBackendReadingPaths(SparkBackend):
 
     def run(self, batch_time):
         super().run(batch_time)
-        compiled = Path(os.environ["DBT_TARGET_PATH"]) / "compiled" / "qrepl" / "models" / "intermediate"
+        # dbt's target/: DBT_TARGET_PATH if the caller set one, else the checkout's (dbt_invoke's default)
+        target = Path(os.environ.get("DBT_TARGET_PATH", WORK_DIR / "target"))
+        compiled = target / "compiled" / "qrepl" / "models" / "intermediate"
         resolution = (compiled / "int_transactions_resolved.sql").read_text()
         judging = (compiled / "int_queued_commands_judged.sql").read_text()
         # a coupled batch's statement reads the fold's decisions, after passes 0-2 or after
