@@ -73,14 +73,7 @@
     {%- for k in keys -%}{%- do on.append('target.' ~ k ~ ' = stamp.' ~ k) -%}{%- endfor -%}
     {%- set view = 'qrepl_stamp_' ~ article['name'] -%}
     {#- a stamp that failed earlier in this process (the session lives on) left its views -#}
-    {%- for name in [view, view ~ '_judged'] -%}
-        {%- call statement('qrepl_stamp_leftover', fetch_result=false) -%}
-            uncache table if exists {{ name }}
-        {%- endcall -%}
-        {%- call statement('qrepl_stamp_leftover_drop', fetch_result=false) -%}
-            drop view if exists {{ name }}
-        {%- endcall -%}
-    {%- endfor -%}
+    {%- do _qrepl_stamp_drop_views(view) -%}
     {%- if since is none -%}
         {#- the first stamp of a table that already held rows (one published in place): rows
             with no version get one. Read as the table is now, not as of a snapshot: a table
@@ -195,14 +188,7 @@
                 {%- set examined = after_merge[0][0] | int -%}
             {%- endif -%}
         {%- endif -%}
-        {%- for name in [view, view ~ '_judged'] -%}
-            {%- call statement('qrepl_stamp_uncache', fetch_result=false) -%}
-                uncache table if exists {{ name }}
-            {%- endcall -%}
-            {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
-                drop view if exists {{ name }}
-            {%- endcall -%}
-        {%- endfor -%}
+        {%- do _qrepl_stamp_drop_views(view) -%}
     {%- endif -%}
     {%- if since is none and stamped == 0 -%}
         {#- the next stamp reads the table as of the recorded snapshot: not one from before
@@ -213,4 +199,19 @@
         {%- endif -%}
     {%- endif -%}
     {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped}) }}
+{% endmacro %}
+
+
+{% macro _qrepl_stamp_drop_views(view) %}
+    {#- The stamp's cached temporary views of one article (`view` and `view`_judged): uncached
+        and dropped, at the end of a stamp and before one (a stamp that failed earlier in the
+        same process left them). -#}
+    {%- for name in [view, view ~ '_judged'] -%}
+        {%- call statement('qrepl_stamp_uncache', fetch_result=false) -%}
+            uncache table if exists {{ name }}
+        {%- endcall -%}
+        {%- call statement('qrepl_stamp_drop', fetch_result=false) -%}
+            drop view if exists {{ name }}
+        {%- endcall -%}
+    {%- endfor -%}
 {% endmacro %}
