@@ -3,7 +3,9 @@ whole process group, so the Spark JVM dies with it) right after write K of its l
 
     python crash_driver.py crash SCENARIO SCHEMA K     # dies; exit status -9
     python crash_driver.py crash SCENARIO SCHEMA =P    # dies right after the first write whose label starts with P
-    python crash_driver.py recover SCENARIO SCHEMA OUT # the next ordinary run, outputs to OUT
+    python crash_driver.py recover SCENARIO SCHEMA OUT [resolve-kill]
+                                                       # the next ordinary run, outputs to OUT; with
+                                                       # resolve-kill it then dies as resolve-kill does
     python crash_driver.py resolve-kill SCENARIO SCHEMA # plays the scenario, then dies right after the
                                                         # publisher write of a resolve by hand (keep subscriber)
     python crash_driver.py resolve SCENARIO SCHEMA OUT  # resolves that conflict again, twice; outputs to OUT
@@ -51,23 +53,30 @@ def _update_update(schema: str) -> dict:
     return next(c for c in list_conflicts(schema) if c["conflict_type"] == "update_update" and c["winner"] == "publisher")
 
 
+def _resolve_and_die(schema: str) -> int:
+    """Resolve the scenario's first update_update conflict (keep subscriber) and die right after
+    the resolve's publisher write."""
+    from qrepl.service import resolve_conflict
+
+    conflict = _update_update(schema)
+
+    def after_publisher_write(k: int, label: str) -> None:
+        if "merge into" in label:
+            _announced_kill(k, label)
+        faults._State.armed_at, faults._State.action = k + 1, after_publisher_write
+
+    faults.arm(1, after_publisher_write)
+    resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
+    print("the resolve finished without its publisher write", file=sys.stderr)
+    return 3
+
+
 def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
     from qrepl.service import resolve_conflict
 
     if mode == "resolve-kill":
-        backend = SparkBackend(scenario, schema)
-        play(scenario, backend)
-        conflict = _update_update(schema)
-
-        def after_publisher_write(k: int, label: str) -> None:
-            if "merge into" in label:
-                _announced_kill(k, label)
-            faults._State.armed_at, faults._State.action = k + 1, after_publisher_write
-
-        faults.arm(1, after_publisher_write)
-        resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
-        print("the resolve finished without its publisher write", file=sys.stderr)
-        return 3
+        play(scenario, SparkBackend(scenario, schema))
+        return _resolve_and_die(schema)
     backend = SparkBackend.attach(scenario, schema)
     conflict = _update_update(schema)
     first = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
@@ -97,6 +106,8 @@ def main(argv: list[str]) -> int:
     tables["leftover_tables"] = sorted(t.name for t in backend.wh.spark.catalog.listTables(schema)
                                        if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock")
     Path(argv[3]).write_text(json.dumps(tables, sort_keys=True, default=str))
+    if argv[4:] == ["resolve-kill"]:  # the recovered state has the scenario's conflicts: resolve one and die
+        return _resolve_and_die(schema)
     return 0
 
 

@@ -76,7 +76,32 @@ def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
                           start_new_session=True, timeout=1200)
 
 
-def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
+def _check_resolve_recovered(crashed: subprocess.CompletedProcess, scenario_path: Path, env: dict, tmp_path: Path) -> None:
+    """`qrepl conflicts --resolve ID --keep subscriber` killed (SIGKILL, JVM included) right
+    after it wrote the subscriber's row to the publisher and before it recorded the review: the
+    next resolve finds its own write (the version is derived from the conflict id), records
+    the review once, and a resolve after that changes nothing (docs/conflicts.md)."""
+    assert crashed.returncode == -9, crashed.stderr[-2000:]
+    killed = [line for line in crashed.stdout.splitlines() if line.startswith("killing at write ")]
+    assert len(killed) == 1 and "merge into" in killed[0], crashed.stdout[-2000:]
+    out = tmp_path / "resolved.json"
+    resolved = _run(["resolve", str(scenario_path), "qrepl_kill", str(out)], env)
+    assert resolved.returncode == 0, resolved.stderr[-3000:]
+    result = json.loads(out.read_text())
+    first, second, conflict = result["first"], result["second"], result["conflict"]
+    assert first["outcome"] == "subscriber row applied" and first["resolved_by"] == "dba"
+    assert second == first and result["reviews"] == 1  # the second resolve changed nothing
+    key = json.loads(conflict["row_key"])
+    kept = {k: v for k, v in conflict["subscriber_row"].items() if k != "msrepl_tran_version"}
+    row = next(r for r in result["publisher"] if all(r[k] == v for k, v in key.items()))
+    assert {k: row[k] for k in kept} == kept  # the subscriber's row, as its capture had it
+    assert row["msrepl_tran_version"] == first["written_version"] != conflict["publisher_version"]
+
+
+def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, tmp_path):
+    """A run killed mid-apply converges on the next run; on that recovered state, a resolve by
+    hand killed after its publisher write converges on the next resolve. One scenario serves
+    both kills (each SIGKILL costs a JVM start and a replay)."""
     scenario_path = _first_batch_scenario(tmp_path)
     scenario = load_scenario(scenario_path)
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
@@ -92,8 +117,12 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
         if point.startswith("="):
             assert label.startswith(point[1:]), label
         out = tmp_path / f"out_{n}.json"
-        recovered = _run(["recover", str(scenario_path), "qrepl_kill", str(out)], env)
-        assert recovered.returncode == 0, f"recovery after a kill at {label}: {recovered.stderr[-3000:]}"
+        # the first recovered state also serves the resolve kill
+        recovered = _run(["recover", str(scenario_path), "qrepl_kill", str(out), *(["resolve-kill"] if n == 0 else [])], env)
+        if not out.exists():
+            pytest.fail(f"recovery after a kill at {label}: {recovered.stderr[-3000:]}")
+        if n != 0:
+            assert recovered.returncode == 0, f"recovery after a kill at {label}: {recovered.stderr[-3000:]}"
         if not (label.startswith("python drop") and "qrepl_run_lock" in label):  # the lock was left behind
             assert "recovered the run lock left by a dead process" in recovered.stdout, label
         actual = json.loads(out.read_text())
@@ -105,28 +134,6 @@ def test_a_killed_run_is_finished_by_the_next_one(spark, tmp_path):
             assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
                 f"{table} differs after a kill at {label}"
         print(f"run killed after {killed[0].removeprefix('killing at ')}: converged", flush=True)
-
-
-def test_a_resolve_killed_after_its_publisher_write_is_finished_by_the_next(tmp_path):
-    """`qrepl conflicts --resolve ID --keep subscriber` killed (SIGKILL, JVM included) right
-    after it wrote the subscriber's row to the publisher and before it recorded the review: the
-    next resolve finds its own write (the version is derived from the conflict id), records
-    the review once, and a resolve after that changes nothing (docs/conflicts.md)."""
-    scenario_path = _first_batch_scenario(tmp_path)
-    env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / "state_resolve")}
-    crashed = _run(["resolve-kill", str(scenario_path), "qrepl_kill_resolve"], env)
-    assert crashed.returncode == -9, crashed.stderr[-2000:]
-    killed = [line for line in crashed.stdout.splitlines() if line.startswith("killing at write ")]
-    assert len(killed) == 1 and "merge into" in killed[0], crashed.stdout[-2000:]
-    out = tmp_path / "resolved.json"
-    resolved = _run(["resolve", str(scenario_path), "qrepl_kill_resolve", str(out)], env)
-    assert resolved.returncode == 0, resolved.stderr[-3000:]
-    result = json.loads(out.read_text())
-    first, second, conflict = result["first"], result["second"], result["conflict"]
-    assert first["outcome"] == "subscriber row applied" and first["resolved_by"] == "dba"
-    assert second == first and result["reviews"] == 1  # the second resolve changed nothing
-    key = json.loads(conflict["row_key"])
-    kept = {k: v for k, v in conflict["subscriber_row"].items() if k != "msrepl_tran_version"}
-    row = next(r for r in result["publisher"] if all(r[k] == v for k, v in key.items()))
-    assert {k: row[k] for k in kept} == kept  # the subscriber's row, as its capture had it
-    assert row["msrepl_tran_version"] == first["written_version"] != conflict["publisher_version"]
+        if n == 0:
+            _check_resolve_recovered(recovered, scenario_path, env, tmp_path)
+            print("resolve killed after its publisher write: converged", flush=True)
