@@ -24,7 +24,7 @@ demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 
 test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
 	rm -rf $(CURDIR)/.qrepl_state/test
-	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q --durations=40
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n 2 --dist loadfile --durations=40
 
 test-fast: $(STAMP)     ## python/tests/unit only: pure Python, no JVM, no browser (under a minute)
 	$(PY) -m pytest -q python/tests/unit

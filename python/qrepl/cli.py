@@ -131,6 +131,8 @@ def run(wait_seconds: float) -> None:
     h = run_reader(_schema(), echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
           f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
+    if h["stamped_rows"]:
+        _echo(f"publisher's trigger: {h['stamped_rows']} row(s) written without a new version were stamped first")
 
 
 @main.command()

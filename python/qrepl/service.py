@@ -189,7 +189,14 @@ def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: floa
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
     run_queue_reader(wh.schema, progress=echo)
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
-    return last.asDict()
+    history = last.asDict()
+    # rows the publisher's trigger gave a version at this run's start (writers that set none)
+    history["stamped_rows"] = 0
+    if wh.exists("publisher_stamps"):
+        stamps = wh.spark.table(wh.table("publisher_stamps"))
+        history["stamped_rows"] = int(stamps.where(stamps["batch_id"] == last["batch_id"])
+                                      .agg({"stamped_rows": "sum"}).collect()[0][0] or 0)
+    return history
 
 
 def list_conflicts(schema: str | None = None, article: str | None = None, subscriber: str | None = None,

@@ -14,6 +14,15 @@ TESTS = Path(__file__).resolve().parent
 PROJECT = TESTS.parents[1]
 LAYER_MARKERS = ("spark", "e2e", "browser")
 os.environ.setdefault("QREPL_STATE_DIR", str(PROJECT / ".qrepl_state" / "test"))
+# `make test` runs two pytest-xdist workers (-n 2 --dist loadfile), each with a Spark of its own:
+# a Derby metastore admits one JVM, and two dbt runs must not share target/ or logs/, so each
+# worker gets its own state directory, dbt target and log paths
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER:
+    _STATE = Path(os.environ["QREPL_STATE_DIR"]) / _WORKER
+    os.environ["QREPL_STATE_DIR"] = str(_STATE)
+    os.environ.setdefault("DBT_TARGET_PATH", str(_STATE / "target"))
+    os.environ.setdefault("DBT_LOG_PATH", str(_STATE / "logs"))
 
 
 def pytest_collection_modifyitems(items):

@@ -117,13 +117,16 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
     """`dbt docs generate` works on the local target, and the lineage runs from the
     replication_queue source to the conflict viewer and distribution agent exposures."""
     import json as _json
+    import os
+    from pathlib import Path
 
     from qrepl.dbt_runner import dbt_invoke
     from qrepl.spark import PROJECT_DIR
 
     dbt_invoke(["docs", "generate"], SCHEMA)
-    manifest = _json.loads((PROJECT_DIR / "target" / "manifest.json").read_text())
-    catalog = _json.loads((PROJECT_DIR / "target" / "catalog.json").read_text())
+    target = Path(os.environ.get("DBT_TARGET_PATH", PROJECT_DIR / "target"))
+    manifest = _json.loads((target / "manifest.json").read_text())
+    catalog = _json.loads((target / "catalog.json").read_text())
     parents = manifest["parent_map"]
 
     def ancestors(node: str) -> set[str]:
@@ -209,3 +212,22 @@ def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):
     assert all("queued commands 0" in line for line in lines[1:3])
     assert lines[3].startswith(f"last run: batch {history['batch_id']} at ")
     assert f"{history['transactions_processed']} transactions, {history['conflicts']} conflicts" in lines[3]
+
+
+def test_run_cli_says_how_many_outside_writes_the_trigger_stamped(captured_and_run):
+    """A job that knows nothing of qrepl updates two publisher rows without a new version; the
+    next `qrepl run` stamps them first and says so, and a run after it stamps nothing."""
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+
+    wh = captured_and_run[0]
+    wh.spark.sql(f"update {wh.table('customers')} set city = 'outside' where customer_id in (1, 3)")
+    result = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
+    assert result.exit_code == 0, result.output
+    written = sum(1 for r in wh.publisher_rows("customers") if r["city"] == "outside")
+    assert written >= 1
+    assert f"publisher's trigger: {written} row(s) written without a new version were stamped first" in result.output
+    again = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
+    assert again.exit_code == 0, again.output
+    assert "publisher's trigger" not in again.output
