@@ -1,11 +1,11 @@
 {% macro publisher_rows_sql(config, touched) %}
-    {#- One row per publisher row of every article whose canonical key is among `touched`
-        (a relation or CTE with article, row_key): its key, row image and version. The join
-        runs on the typed key columns (from_json of the key), so only the rows found are
-        serialized; comparing their canonical key text with row_key keeps it exact. That
-        comparison is wrapped in coalesce so Spark keeps it a filter after the join: as a
-        plain equality it becomes a join key, and every publisher row is serialized and
-        shuffled by its key text. -#}
+    /* One row per publisher row of every article whose canonical key is among `touched`
+       (a relation or CTE with article, row_key): its key, row image and version. The join
+       runs on the typed key columns (from_json of the key), so only the rows found are
+       serialized; comparing their canonical key text with row_key keeps it exact. That
+       comparison is wrapped in coalesce so Spark keeps it a filter after the join: as a
+       plain equality it becomes a join key, and every publisher row is serialized and
+       shuffled by its key text. */
     {%- for article in config['articles'] %}
     select
         '{{ article.name }}' as article,
