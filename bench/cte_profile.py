@@ -52,7 +52,33 @@ from qrepl.warehouse import Warehouse
 
 REPO = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"(\w+) as \(")  # a step at depth 0 (checked below); `{#- -#}` may join its first line
-QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'")
+# a string literal or a comment (`--` to the end of the line, `/* */` as Spark nests it), in the
+# order they start: a comment's apostrophe opens no string, a string's `--` no comment
+NOT_CODE = re.compile(r"'(?:[^'\\]|\\.)*'|--[^\n]*|/\*")
+
+
+def _blank_literals_and_comments(sql: str) -> str:
+    """`sql` with every string literal's content and every comment made spaces (same length)."""
+    out, at = [], 0
+    while (m := NOT_CODE.search(sql, at)) is not None:
+        out.append(sql[at:m.start()])
+        if m.group() == "/*":
+            depth, end = 1, m.end()
+            while depth and end < len(sql):
+                if sql.startswith("/*", end):
+                    depth, end = depth + 1, end + 2
+                elif sql.startswith("*/", end):
+                    depth, end = depth - 1, end + 2
+                else:
+                    end += 1
+            out.append(" " * (end - m.start()))
+            at = end
+        else:
+            text = m.group()
+            out.append("'" + " " * (len(text) - 2) + "'" if text.startswith("'") else " " * len(text))
+            at = m.end()
+    out.append(sql[at:])
+    return "".join(out)
 
 
 def steps_of(compiled: str) -> tuple[str, list[str]]:
@@ -61,7 +87,7 @@ def steps_of(compiled: str) -> tuple[str, list[str]]:
     body, _, _ = compiled.rpartition("select * from final")
     if not body:
         raise SystemExit("bench: the compiled model does not end in `select * from final`")
-    plain = QUOTED.sub(lambda m: "'" + " " * (len(m.group()) - 2) + "'", body)  # parentheses in literals
+    plain = _blank_literals_and_comments(body)  # their brackets and words are not code
     steps = []
     for m in STEP.finditer(plain):
         before = plain[:m.start()]

@@ -26,7 +26,7 @@ import qrepl.spark as spark
 
 project = spark.PROJECT_DIR
 assert Path(spark.__file__).parent / "dbt_project" == project, f"not the packaged project: {project}"
-for part in ("dbt_project.yml", "models/marts/conflicts.sql", "macros/judge_command.sql",
+for part in ("dbt_project.yml", "models/marts/conflicts.sql", "macros/judge/judge_command.sql",
              "profiles.yml", "seeds/demo_customers.csv", "publications/sales.yml"):
     assert (project / part).is_file(), f"missing from the package: {part}"
 assert spark.WORK_DIR == Path.cwd().resolve() and spark.state_dir() == Path.cwd().resolve() / ".qrepl_state"

@@ -8,16 +8,16 @@
         meta={'qrepl_skip_when': 'nothing_new_queued'},
     )
 }}
-{#- Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.
-    Validation happens here (the hostile-input catalogue: REJECT_REASONS in
-    python/qrepl/model.py, in the same order); a command failing a check quarantines its whole
-    transaction. Byte-identical copies of a queued command collapse to one. The queue is read
-    as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
-    appended since the last batch's snapshot (macros/qrepl_batch.sql, qrepl_queue_rows_view).
-    The publisher is read here, once per batch: each command carries its row's state at the
-    cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
-    resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run
-    finished after a crash resolves against what the batch first saw. -#}
+/* Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.
+   Validation happens here (the hostile-input catalogue: REJECT_REASONS in
+   python/qrepl/model.py, in the same order); a command failing a check quarantines its whole
+   transaction. Byte-identical copies of a queued command collapse to one. The queue is read
+   as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
+   appended since the last batch's snapshot (macros/queue/qrepl_queue_rows_view.sql).
+   The publisher is read here, once per batch: each command carries its row's state at the
+   cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
+   resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run
+   finished after a crash resolves against what the batch first saw. */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {#- a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
@@ -53,9 +53,9 @@ int_batch_subscriptions as (
 
     taken_before as (
 
-        {#- the queue rows read that an earlier batch already took, content and all: when only
-            the rows appended since the last batch are read, a handful (a command delivered
-            again) -#}
+        -- the queue rows read that an earlier batch already took, content and all: when only
+        -- the rows appended since the last batch are read, a handful (a command delivered
+        -- again)
         select
             earlier_batches.subscriber,
             earlier_batches.generation,
@@ -97,9 +97,9 @@ new_queue_rows as (
 
 new_commands as (
 
-    {#- byte-identical copies are still here: commands_distinct collapses them. queue_order is
-        left out, so copies appended by two commits (a command delivered again) are one
-        command; the transaction's order comes from transaction_orders -#}
+    -- byte-identical copies are still here: commands_distinct collapses them. queue_order is
+    -- left out, so copies appended by two commits (a command delivered again) are one
+    -- command; the transaction's order comes from transaction_orders
     select
         {{ content_columns | join(', ') }},
         queue_snapshot_id
@@ -122,7 +122,7 @@ transaction_orders as (
 
 new_command_keys as (  -- noqa: ST03
 
-    {#- read by publisher_rows_sql below #}
+    -- read by publisher_rows_sql below
     select distinct
         article,
         row_key
@@ -136,9 +136,9 @@ publisher_rows as (
 
 publisher_keys as (
 
-    {#- one row per publisher key: a table that holds a key twice (written around qrepl) must
-        not multiply the commands on it into false conflicts. Partitioned and sorted as
-        commands_distinct is (row_hash, see there) -#}
+    -- one row per publisher key: a table that holds a key twice (written around qrepl) must
+    -- not multiply the commands on it into false conflicts. Partitioned and sorted as
+    -- commands_distinct is (row_hash, see there)
     select
         row_hash,
         article,
@@ -166,15 +166,15 @@ new_commands_typed as (
 
 commands_distinct as (
 
-    {#- byte-identical copies of a queued command collapse to one (their parse is the same, so
-        the parsed columns do not tell copies apart). Partitioned by row first: that one
-        shuffle of the commands (wide rows) serves this distinct and the publisher lookup in
-        commands_found, which publisher_keys is partitioned for too. The lookup joins on
-        row_hash, the 64-bit hash of (article, row_key), and row_key: Spark sorts both sides by
-        the join keys, comparing an 8-byte prefix of the first before whole rows, and a key's
-        JSON text ('{"item_id":...') starts with the same bytes on most rows; the hash tells
-        them apart from the prefix (docs/stack.md note 22). The article is matched in a
-        condition kept out of the join keys, so the keys are exactly the partitioning -#}
+    -- byte-identical copies of a queued command collapse to one (their parse is the same, so
+    -- the parsed columns do not tell copies apart). Partitioned by row first: that one
+    -- shuffle of the commands (wide rows) serves this distinct and the publisher lookup in
+    -- commands_found, which publisher_keys is partitioned for too. The lookup joins on
+    -- row_hash, the 64-bit hash of (article, row_key), and row_key: Spark sorts both sides by
+    -- the join keys, comparing an 8-byte prefix of the first before whole rows, and a key's
+    -- JSON text ('{"item_id":...') starts with the same bytes on most rows; the hash tells
+    -- them apart from the prefix (docs/stack.md note 22). The article is matched in a
+    -- condition kept out of the join keys, so the keys are exactly the partitioning
     select distinct *
     from (
         select *
@@ -192,8 +192,8 @@ commands_distinct as (
 earlier_transactions as (
 
     {% if is_incremental() %}
-        {#- only the earlier transactions this batch's commands name: the new commands looked
-            up in the history, never the whole history joined and shuffled -#}
+        -- only the earlier transactions this batch's commands name: the new commands looked
+        -- up in the history, never the whole history joined and shuffled
         select distinct
             earlier_batches.subscriber,
             earlier_batches.tran_id
@@ -214,8 +214,8 @@ earlier_transactions as (
 earlier_identities as (
 
     {% if is_incremental() %}
-        {#- the identities of earlier commands this batch's commands carry again (with other
-            content: the same content was taken before and is not new) -#}
+        -- the identities of earlier commands this batch's commands carry again (with other
+        -- content: the same content was taken before and is not new)
         select distinct
             earlier_batches.subscriber,
             earlier_batches.tran_id,
@@ -241,7 +241,7 @@ earlier_identities as (
 earlier_versions as (
 
     {% if is_incremental() %}
-        {#- only the earlier versions this batch's commands carry, as above -#}
+        -- only the earlier versions this batch's commands carry, as above
         select distinct earlier_batches.new_version
         from earlier_batches
         left semi join new_commands
@@ -255,10 +255,10 @@ earlier_versions as (
 
 commands_found as (
 
-    {#- what the checks look up, joined where the commands are already partitioned by the key
-        looked up: the publisher (by row, as commands_distinct left them) and the subscription
-        here, the earlier versions in versions_counted, the earlier transactions in
-        duplicates_counted -#}
+    -- what the checks look up, joined where the commands are already partitioned by the key
+    -- looked up: the publisher (by row, as commands_distinct left them) and the subscription
+    -- here, the earlier versions in versions_counted, the earlier transactions in
+    -- duplicates_counted
     select
         commands.*,
         int_batch_subscriptions.subscriber is not null as subscription_known,
@@ -295,12 +295,12 @@ versions_counted as (
 
 duplicates_counted as (
 
-    {#- every window here and in transactions_checked is over a transaction (the same command
-        is the same command_seq within it), so one shuffle of the commands serves them all.
-        tran_id comes first: Spark sorts the rows by the partition columns in their order,
-        comparing a short prefix of the first column before whole rows, and a subscriber's
-        name, shared by many transactions, rarely tells two rows apart (2 s of this model at
-        1M commands, docs/stack.md note 22) -#}
+    -- every window here and in transactions_checked is over a transaction (the same command
+    -- is the same command_seq within it), so one shuffle of the commands serves them all.
+    -- tran_id comes first: Spark sorts the rows by the partition columns in their order,
+    -- comparing a short prefix of the first column before whole rows, and a subscriber's
+    -- name, shared by many transactions, rarely tells two rows apart (2 s of this model at
+    -- 1M commands, docs/stack.md note 22)
     select
         versions_counted.*,
         earlier_transactions.tran_id is not null as tran_id_taken_before,

@@ -6,10 +6,10 @@
         meta={'qrepl_skip_when': 'nothing_new_queued'},
     )
 }}
-{#- One row per subscription as it stood when the batch was cut. Everything the batch decides
-    about subscribers (unknown subscriber, stale generation, awaiting a snapshot) reads this
-    frozen copy, so a run finished after a crash decides the same way even if a subscription
-    was dropped or reinitialized in between. -#}
+/* One row per subscription as it stood when the batch was cut. Everything the batch decides
+   about subscribers (unknown subscriber, stale generation, awaiting a snapshot) reads this
+   frozen copy, so a run finished after a crash decides the same way even if a subscription
+   was dropped or reinitialized in between. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

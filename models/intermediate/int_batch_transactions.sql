@@ -7,10 +7,10 @@
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
-{#- The valid transactions of the current batch in processing order, with the ones decided
-    before any judging: a stale generation or a subscription awaiting its snapshot. Frozen per
-    batch (positions and prejudged outcomes never move once computed): the stored decisions
-    of a crashed run are joined to these same positions when the next run finishes it. -#}
+/* The valid transactions of the current batch in processing order, with the ones decided
+   before any judging: a stale generation or a subscription awaiting its snapshot. Frozen per
+   batch (positions and prejudged outcomes never move once computed): the stored decisions
+   of a crashed run are joined to these same positions when the next run finishes it. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -31,9 +31,9 @@ int_batch_subscriptions as (
 
 batch_transactions as (
 
-    {#- two groupings, by (transaction, row) and then by transaction, count the rows a
-        transaction touches; both run on one shuffle by transaction (a count(distinct)
-        shuffles twice) -#}
+    -- two groupings, by (transaction, row) and then by transaction, count the rows a
+    -- transaction touches; both run on one shuffle by transaction (a count(distinct)
+    -- shuffles twice)
     select
         batch_id,
         subscriber,

@@ -6,10 +6,10 @@
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
-{#- One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):
-    a transaction's first command on a row meets what the last applied transaction left there
-    (or the publisher's row before the batch), a later one meets the transaction's own write.
-    Carries the transaction's outcome and whether this command's conflict is logged. -#}
+/* One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):
+   a transaction's first command on a row meets what the last applied transaction left there
+   (or the publisher's row before the batch), a later one meets the transaction's own write.
+   Carries the transaction's outcome and whether this command's conflict is logged. */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 
@@ -59,10 +59,10 @@ row_states as (
 
 state_before_transactions as (
 
-    {#- the state the last applied earlier transaction left on the row, or the publisher's
-        state at the batch cut when there is none; in a batch where no row has two live
-        transactions (macro qrepl_batch_is_coupled) that is always the state at the cut, and
-        the window over the rows is left out -#}
+    -- the state the last applied earlier transaction left on the row, or the publisher's
+    -- state at the batch cut when there is none; in a batch where no row has two live
+    -- transactions (macro qrepl_batch_is_coupled) that is always the state at the cut, and
+    -- the window over the rows is left out
     select
         article,
         row_key,
@@ -123,11 +123,11 @@ commands_judged as (
                     ) }}
             else commands.own_write_conflict_type
         end as conflict_type
-    {# the commands come partitioned by tran_pos alone from their sequencing, and every join
-        and window here is by transaction: they are not shuffled again. So the join to the
-        row states is on tran_pos, and the row is matched in a condition Spark keeps out of
-        the join keys (the coalesce): as join keys, article and row_key would make Spark
-        shuffle the commands by all three (docs/stack.md note 21) #}
+    -- the commands come partitioned by tran_pos alone from their sequencing, and every join
+    -- and window here is by transaction: they are not shuffled again. So the join to the
+    -- row states is on tran_pos, and the row is matched in a condition Spark keeps out of
+    -- the join keys (the coalesce): as join keys, article and row_key would make Spark
+    -- shuffle the commands by all three (docs/stack.md note 21)
     from int_queued_commands_sequenced as commands
     left join state_before_transactions as before
         on
@@ -149,9 +149,9 @@ transactions_judged as (
 
 subscriber_cuts as (
 
-    {#- publisher_wins_reinit rejects a subscriber's transactions from its first conflicting
-        one on (the cut); the other policies have no cut, and spare the window over every
-        command of each subscriber -#}
+    -- publisher_wins_reinit rejects a subscriber's transactions from its first conflicting
+    -- one on (the cut); the other policies have no cut, and spare the window over every
+    -- command of each subscriber
     select
         transactions_judged.*,
         {%- if publication.policy == 'publisher_wins_reinit' %}

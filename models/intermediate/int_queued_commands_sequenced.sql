@@ -1,6 +1,6 @@
-{#- Each valid command of the current batch with the effect of the previous command of the
-    same transaction on the same row: later commands on a row are judged against the
-    transaction's own write (docs/spec.md §5), which is known without looking at the publisher. -#}
+/* Each valid command of the current batch with the effect of the previous command of the
+   same transaction on the same row: later commands on a row are judged against the
+   transaction's own write (docs/spec.md §5), which is known without looking at the publisher. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -20,11 +20,11 @@ int_batch_transactions as (
 
 batch_commands as (
 
-    {#- partitioned by tran_pos alone: that one shuffle serves the windows below (by
-        transaction and row), int_transaction_rows' grouping, and int_queued_commands_judged's
-        joins and window, which are all by transaction (docs/stack.md note 21). The lookup of
-        tran_pos joins on (tran_id, subscriber), in that order, so its sorts are led by the
-        column that tells transactions apart (note 22) -#}
+    -- partitioned by tran_pos alone: that one shuffle serves the windows below (by
+    -- transaction and row), int_transaction_rows' grouping, and int_queued_commands_judged's
+    -- joins and window, which are all by transaction (docs/stack.md note 21). The lookup of
+    -- tran_pos joins on (tran_id, subscriber), in that order, so its sorts are led by the
+    -- column that tells transactions apart (note 22)
     select
         int_batch_transactions.tran_pos,
         int_batch_transactions.prejudged_outcome,

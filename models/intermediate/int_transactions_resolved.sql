@@ -6,31 +6,31 @@
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}
-{#- One row per valid transaction of the batch: its processing position and whether the
-    sequential reader would apply it (docs/architecture.md §5). Kept per batch so a rerun
-    after a crash finishes the batch as it was decided.
+/* One row per valid transaction of the batch: its processing position and whether the
+   sequential reader would apply it (docs/architecture.md §5). Kept per batch so a rerun
+   after a crash finishes the batch as it was decided.
 
-    Under subscriber_wins every live transaction is applied (the steps below are defined but
-    never read). A batch in which no publisher row has two candidates (macro
-    qrepl_batch_is_coupled, asked once when the model runs) is decided by pass 0 alone: every
-    candidate meets the row as the batch cut found it, so pass 0 settles every transaction:
-    there are no later passes, and `resolved` reads decided_0 (the remainder and fold steps
-    are defined on it, never read, so Spark neither plans nor runs them). Otherwise
-    one statement decides the batch in named steps: passes 0 to 2, or pass 0 alone when at
-    most qrepl_fold_alone_limit() candidates follow another on their row (macro
-    qrepl_batch_followers), then the fold of what they leave unsettled:
-      candidates       one row per (live transaction, publisher row), states as bytes
-      states_<k>       per candidate: the state it meets if the earlier candidates on its row
-                       were decided as in pass k - 1 (pass 0: as if all were applied), and
-                       whether that state is known exactly (every earlier one was settled)
-      decided_<k>      per transaction: applied in pass k, and settled (its decision is
-                       exact: every state it meets is known, and under reinit so is every
-                       earlier decision of its subscriber)
-      remainder_candidates  the transactions still unsettled after the last pass, numbered
-                       for the fold, each row with the state before it or its fold source
-      fold             the remainder folded in queue order inside one task, exactly as the
-                       sequential reader does
-      resolved         settled decisions outside the remainder, folded ones inside it -#}
+   Under subscriber_wins every live transaction is applied (the steps below are defined but
+   never read). A batch in which no publisher row has two candidates (macro
+   qrepl_batch_is_coupled, asked once when the model runs) is decided by pass 0 alone: every
+   candidate meets the row as the batch cut found it, so pass 0 settles every transaction:
+   there are no later passes, and `resolved` reads decided_0 (the remainder and fold steps
+   are defined on it, never read, so Spark neither plans nor runs them). Otherwise
+   one statement decides the batch in named steps: passes 0 to 2, or pass 0 alone when at
+   most qrepl_fold_alone_limit() candidates follow another on their row (macro
+   qrepl_batch_followers), then the fold of what they leave unsettled:
+     candidates       one row per (live transaction, publisher row), states as bytes
+     states_<k>       per candidate: the state it meets if the earlier candidates on its row
+                      were decided as in pass k - 1 (pass 0: as if all were applied), and
+                      whether that state is known exactly (every earlier one was settled)
+     decided_<k>      per transaction: applied in pass k, and settled (its decision is
+                      exact: every state it meets is known, and under reinit so is every
+                      earlier decision of its subscriber)
+     remainder_candidates  the transactions still unsettled after the last pass, numbered
+                      for the fold, each row with the state before it or its fold source
+     fold             the remainder folded in queue order inside one task, exactly as the
+                      sequential reader does
+     resolved         settled decisions outside the remainder, folded ones inside it */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
@@ -70,9 +70,9 @@ int_transaction_rows as (
 
 candidates as (
 
-    {#- a row state is the row's version ('' for a row without one), or null for no row; every
-        version here is in its binary form (macro qrepl_state_bytes), narrower to carry and to
-        compare than its text #}
+    -- a row state is the row's version ('' for a row without one), or null for no row; every
+    -- version here is in its binary form (macro qrepl_state_bytes), narrower to carry and to
+    -- compare than its text
     select
         int_transaction_rows.tran_pos,
         int_transaction_rows.subscriber,
@@ -93,12 +93,12 @@ candidates as (
 
 ),
 
-{#- Passes. Pass 0 judges every candidate as if each earlier one on its row were applied;
-    pass k judges it by the decisions of pass k - 1. A candidate's state is exact when every
-    earlier candidate on its row is settled (a rejected one leaves the row as it was, an
-    applied one leaves what it produced), so a transaction all of whose states are exact is
-    decided exactly: it is settled. Pass 0 settles the transactions that are first on every
-    row they touch. Settled transactions stay settled and keep their decisions. #}
+-- Passes. Pass 0 judges every candidate as if each earlier one on its row were applied;
+-- pass k judges it by the decisions of pass k - 1. A candidate's state is exact when every
+-- earlier candidate on its row is settled (a rejected one leaves the row as it was, an
+-- applied one leaves what it produced), so a transaction all of whose states are exact is
+-- decided exactly: it is settled. Pass 0 settles the transactions that are first on every
+-- row they touch. Settled transactions stay settled and keep their decisions.
 {% for k in range(passes + 1) -%}
     states_{{ k }} as (
 
@@ -158,13 +158,13 @@ candidates as (
 
 remainder_candidates as (
 
-    {#- The remainder: the transactions the passes left unsettled. On each row they come
-        after all the settled ones, so the first remainder candidate on a row meets what the
-        settled ones left (entry_state), and each later one meets what the previous one left
-        in the fold (follows_folded; source_chunk, source_offset: where the fold stores it).
-        The numbering windows put the remainder in one partition and every other transaction
-        in its own. cut_before (under reinit): a settled transaction of the subscriber is
-        rejected, which cuts all of its unsettled ones. #}
+    -- The remainder: the transactions the passes left unsettled. On each row they come
+    -- after all the settled ones, so the first remainder candidate on a row meets what the
+    -- settled ones left (entry_state), and each later one meets what the previous one left
+    -- in the fold (follows_folded; source_chunk, source_offset: where the fold stores it).
+    -- The numbering windows put the remainder in one partition and every other transaction
+    -- in its own. cut_before (under reinit): a settled transaction of the subscriber is
+    -- rejected, which cuts all of its unsettled ones.
     select
         numbered.*,
         {{ qrepl_met_state('applied') }} as entry_state,
@@ -209,8 +209,8 @@ remainder_candidates as (
 
 fold_input as (
 
-    {#- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
-        rows; and, passing the fold by, the decisions of every settled transaction #}
+    -- the remainder's transactions in queue order, in chunks of {{ chunk }}, each with its
+    -- rows; and, passing the fold by, the decisions of every settled transaction
     select
         sort_array(collect_list(case when in_remainder then named_struct(
             'fold_chunk', fold_chunk,
@@ -258,15 +258,15 @@ fold_input as (
 
 fold as (
 
-    {#- The sequential reader over the remainder, one chunk at a time. `aggregate` copies its
-        accumulator at every step, so the fold is two-level: over a chunk's transactions the
-        accumulator is that chunk's store alone (`current`: per folded candidate, the state
-        it leaves and its transaction's decision), and the finished chunks (`done`) are
-        carried once per chunk. `cuts` lists the subscribers a rejection has cut (reinit).
-        For a transaction: the state before each of its rows is its source's state (or
-        entry_state), and it is applied when every row is in the state it expects and
-        nothing rejects it anyway. `element_at(transform(array(x), v -> ...), 1)` names an
-        intermediate value v. #}
+    -- The sequential reader over the remainder, one chunk at a time. `aggregate` copies its
+    -- accumulator at every step, so the fold is two-level: over a chunk's transactions the
+    -- accumulator is that chunk's store alone (`current`: per folded candidate, the state
+    -- it leaves and its transaction's decision), and the finished chunks (`done`) are
+    -- carried once per chunk. `cuts` lists the subscribers a rejection has cut (reinit).
+    -- For a transaction: the state before each of its rows is its source's state (or
+    -- entry_state), and it is applied when every row is in the state it expects and
+    -- nothing rejects it anyway. `element_at(transform(array(x), v -> ...), 1)` names an
+    -- intermediate value v.
     select
         aggregate(
             chunks,
@@ -332,7 +332,7 @@ resolved as (
             prejudged_outcome is null as is_applied
         from int_batch_transactions
     {% elif not coupled %}
-        {#- pass 0 settled every transaction #}
+        -- pass 0 settled every transaction
         select distinct
             tran_pos,
             applied as is_applied

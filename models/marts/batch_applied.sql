@@ -10,14 +10,14 @@
 -- depends_on: {{ ref('conflicts') }}
 -- depends_on: {{ ref('compensating_commands') }}
 -- depends_on: {{ ref('queue_rejects') }}
-{# One row per table a batch writes outside its own marts: each article's publisher table,
-    then the subscriptions. This is the run's only step that changes anything a subscriber or
-    a publisher-side reader sees, and it runs after every decision of the batch is stored (it
-    depends on all of them: if any model fails, dbt skips it and nothing is applied). Its
-    pre-hooks do the writes in a fixed order (compare-and-swap MERGEs into the article tables,
-    then the reinit requests); the row counts what was written and what was kept because the
-    publisher changed it during the run. A rerun after a crash repeats the hooks, which change
-    nothing already applied. -#}
+/* One row per table a batch writes outside its own marts: each article's publisher table,
+   then the subscriptions. This is the run's only step that changes anything a subscriber or
+   a publisher-side reader sees, and it runs after every decision of the batch is stored (it
+   depends on all of them: if any model fails, dbt skips it and nothing is applied). Its
+   pre-hooks do the writes in a fixed order (compare-and-swap MERGEs into the article tables,
+   then the reinit requests); the row counts what was written and what was kept because the
+   publisher changed it during the run. A rerun after a crash repeats the hooks, which change
+   nothing already applied. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -38,7 +38,7 @@ reinit_requests as (
 
 changed_keys as (  -- noqa: ST03
 
-    {#- read by publisher_rows_sql below #}
+    -- read by publisher_rows_sql below
     select
         article,
         row_key

@@ -1,5 +1,5 @@
-{#- One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
-    command that makes the originating subscriber's row equal the publisher's at that point. -#}
+/* One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
+   command that makes the originating subscriber's row equal the publisher's at that point. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,5 +1,5 @@
 {{ config(post_hook="{{ purge_expired_conflicts() }}") }}
-{#- One row per conflicting queued command (SQL Server's conflict tables). -#}
+/* One row per conflicting queued command (SQL Server's conflict tables). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 

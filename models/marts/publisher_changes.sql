@@ -1,7 +1,7 @@
-{#- One row per publisher row a batch changed: its net new state, and the state the batch
-    resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
-    batch into the article tables by compare-and-swap on that expectation; the distribution
-    agent reads the article tables' snapshots to send changes to the other subscribers. -#}
+/* One row per publisher row a batch changed: its net new state, and the state the batch
+   resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
+   batch into the article tables by compare-and-swap on that expectation; the distribution
+   agent reads the article tables' snapshots to send changes to the other subscribers. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

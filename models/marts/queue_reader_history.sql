@@ -1,8 +1,8 @@
 {{ config(meta={'qrepl_skip_when': none}) }}
-{#- One row per queue-reader run (SQL Server's MSqreader_history). Written last, after
-    `batch_applied`: a batch without its history row is unfinished and the next run completes
-    it. `publisher_rows_kept` counts rows the batch did not write because a publisher-local
-    write changed them during the run (that write is kept, as if made after the batch). -#}
+/* One row per queue-reader run (SQL Server's MSqreader_history). Written last, after
+   `batch_applied`: a batch without its history row is unfinished and the next run completes
+   it. `publisher_rows_kept` counts rows the batch did not write because a publisher-local
+   write changed them during the run (that write is kept, as if made after the batch). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
@@ -58,8 +58,8 @@ batch_applied as (
 
 tagged as (
 
-    {#- one row per counted row of the batch, tagged with the mart it comes from: the counts
-        below are then one aggregate in one Spark job, not a scalar subquery (a job) per count -#}
+    -- one row per counted row of the batch, tagged with the mart it comes from: the counts
+    -- below are then one aggregate in one Spark job, not a scalar subquery (a job) per count
     select
         'transaction_outcomes' as counted,
         outcome in ('rejected', 'rejected_reinit') as is_rejected,

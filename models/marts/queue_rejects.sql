@@ -1,4 +1,4 @@
-{#- One row per quarantined queue row, with the reason; never blocks the good rows. -#}
+/* One row per quarantined queue row, with the reason; never blocks the good rows. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,7 +1,7 @@
-{#- One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
-    first conflicting transaction, and the subscription's generation when the batch was cut.
-    `batch_applied` marks the subscription only if it still has that generation, so finishing
-    a crashed run never undoes a reinitialization completed in between. -#}
+/* One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
+   first conflicting transaction, and the subscription's generation when the batch was cut.
+   `batch_applied` marks the subscription only if it still has that generation, so finishing
+   a crashed run never undoes a reinitialization completed in between. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

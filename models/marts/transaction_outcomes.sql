@@ -1,4 +1,4 @@
-{#- One row per processed queued transaction and its outcome. -#}
+/* One row per processed queued transaction and its outcome. */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -2,9 +2,9 @@ with
 
 replication_queue as (
 
-    {#- qrepl_queue_rows: the queue as of one snapshot, only the rows appended since the last
-        batch's snapshot when that is safe; made by int_batch_commands' pre-hook (macro
-        qrepl_queue_rows_view in macros/qrepl_batch.sql) in the session the model runs in -#}
+    -- qrepl_queue_rows: the queue as of one snapshot, only the rows appended since the last
+    -- batch's snapshot when that is safe; made by int_batch_commands' pre-hook (macro
+    -- macros/queue/qrepl_queue_rows_view.sql) in the session the model runs in
     -- depends_on: {{ source('qrepl', 'replication_queue') }}
     select * from qrepl_queue_rows
 

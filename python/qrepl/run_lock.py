@@ -1,6 +1,6 @@
 """The queue reader's run lock, seen from the Python layer.
 
-The lock itself is taken and released by the dbt project (`macros/qrepl_run_lock.sql`, in
+The lock itself is taken and released by the dbt project (`macros/lock/`, in
 `on-run-start` / `on-run-end`), so it holds for `qrepl run`, `qrepl dbt run` and a plain
 `dbt run --target thrift` alike: it is the table `<schema>.qrepl_run_lock`, whose properties
 name the holder and whose one row is its lease: the holder's `token`, a renewal counter

@@ -1,4 +1,4 @@
-"""How a batch reads the queue (macros/qrepl_batch.sql, qrepl_queue_rows): as of one snapshot,
+"""How a batch reads the queue (macros/queue/qrepl_queue_rows_view.sql, qrepl_queue_rows): as of one snapshot,
 and after the first batch only the rows appended since the snapshot the last batch read, so a
 small batch does not pay for the queue's whole history. When the queue was rewritten or its
 snapshots expired in between, the whole queue is read instead. Either way each queued command

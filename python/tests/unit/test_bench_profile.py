@@ -44,3 +44,31 @@ def test_steps_are_the_top_level_ones_in_order():
 def test_a_model_not_ending_in_final_is_one_clear_line():
     with pytest.raises(SystemExit, match="does not end in `select \\* from final`"):
         steps_of("select 1")
+
+
+COMMENTED = """/* A model's header: what it decides (docs/spec.md §5), and why it's
+   done in named steps as (below) */
+
+with
+
+first_step as (
+
+    -- the row's state (macro qrepl_state_bytes: an apostrophe, and "looks as (" in prose
+    select a from q
+
+),
+
+-- passes follow (1) every one a step as (x
+second_step as (
+    select a from first_step /* a nested (comment /* here */ ) */
+),
+
+final as (select * from second_step)
+
+select * from final"""
+
+
+def test_comments_are_not_read_as_steps_or_brackets():
+    """The models' why-comments are SQL comments (they reach target/compiled): their words,
+    brackets and apostrophes are not code."""
+    assert steps_of(COMMENTED)[1] == ["first_step", "second_step", "final"]

@@ -11,27 +11,6 @@
 {% endmacro %}
 
 
-{% macro qrepl_run_cache(key, read) %}
-    {#- What `read()` returns, read by the first node of this run that asks for `key` and kept
-        for every later one: for what a run reads once and every node needs (the publication's
-        configuration, the batch id). The values are kept in dbt's `graph` context variable,
-        the one dict dbt builds per invocation and hands to every node and hook, under this
-        invocation's id, so a later invocation in the same process (qrepl runs several) reads
-        them again. Each read costs a Spark job on an Iceberg table (0.1-0.3 s warm), and 15
-        nodes asked for them. -#}
-    {%- set runs = graph.setdefault('qrepl_run_cache', {}) -%}
-    {%- if invocation_id not in runs -%}
-        {%- do runs.clear() -%}
-        {%- do runs.update({invocation_id: {}}) -%}
-    {%- endif -%}
-    {%- set cache = runs[invocation_id] -%}
-    {%- if key not in cache -%}
-        {%- do cache.update({key: read()}) -%}
-    {%- endif -%}
-    {{ return(cache[key]) }}
-{% endmacro %}
-
-
 {% macro _qrepl_config_read() %}
     {#- qrepl_config's read of the config tables. -#}
     {%- set config = {
@@ -85,38 +64,6 @@ qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publicati
 {% endmacro %}
 
 
-{% macro qrepl_relation(identifier) %}
-    {#- The schema comes from the profile (QREPL_SCHEMA / --schema): validated like every name read at run time. -#}
-    {{- return(api.Relation.create(schema=_qrepl_identifier(target.schema, 'schema'), identifier=_qrepl_identifier(identifier, 'table'))) -}}
-{% endmacro %}
-
-
-{% macro qrepl_normalize_policy(policy) %}
-    {%- set aliases = {'pub wins': 'publisher_wins', 'sub reinit': 'publisher_wins_reinit', 'sub wins': 'subscriber_wins'} -%}
-    {%- set value = (policy or '') | trim | lower -%}
-    {%- set value = aliases.get(value, value) -%}
-    {%- if value not in ['publisher_wins', 'publisher_wins_reinit', 'subscriber_wins'] -%}
-        {%- set msg -%}
-qrepl: unknown policy '{{ policy }}': use publisher_wins, publisher_wins_reinit or subscriber_wins ('pub wins', 'sub reinit', 'sub wins').
-        {%- endset -%}
-        {{ exceptions.raise_compiler_error(msg) }}
-    {%- endif -%}
-    {{ return(value) }}
-{% endmacro %}
-
-
-{% macro _qrepl_identifier(name, what) %}
-    {#- fullmatch, not match with ^...$: `$` also matches before a final newline ('north\n') -#}
-    {%- if name is none or not modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', name | string) -%}
-        {%- set msg -%}
-qrepl: invalid {{ what }} name '{{ (name | string).replace('\\', '\\\\').replace('\n', '\\n').replace('\r', '\\r') }}': identifiers must match ^[A-Za-z_][A-Za-z0-9_]*$
-        {%- endset -%}
-        {{ exceptions.raise_compiler_error(msg) }}
-    {%- endif -%}
-    {{ return(name | string) }}
-{% endmacro %}
-
-
 {% macro _qrepl_column(name) %}
     {#- An article column name read back from qrepl_articles: an identifier, and not one of the
         queue reader's own column names (model.RESERVED_COLUMNS), which would collide in the
@@ -148,26 +95,4 @@ qrepl: unsupported column type '{{ type_name }}'
         {{ exceptions.raise_compiler_error(msg) }}
     {%- endif -%}
     {{ return(t) }}
-{% endmacro %}
-
-
-{% macro qrepl_max_row_bytes() %}
-    {#- A queued new_row longer than this (UTF-8 bytes) is quarantined as an oversize row
-        (model.MAX_ROW_BYTES). -#}
-    {{ return(65536) }}
-{% endmacro %}
-
-
-{% macro qrepl_max_key_bytes() %}
-    {#- A queued row_key longer than this (UTF-8 bytes) is quarantined as an oversize key
-        (model.MAX_KEY_BYTES: a D command's key, bounded as an I or U command's row is). -#}
-    {{ return(65536) }}
-{% endmacro %}
-
-
-{% macro qrepl_uuid_pattern() %}
-    {#- Canonical lower-case UUID text (model.UUID_TEXT); versions are lower-cased in staging.
-        For `rlike` inside a SQL string literal: it ends in Java's \z (the very end), not $,
-        which also matches before a final newline. -#}
-    {{ return('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\\\z') }}
 {% endmacro %}

@@ -47,46 +47,6 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
 {% endmacro %}
 
 
-{% macro qrepl_release_run_lock() %}
-    {#- Drop the run lock if this run holds it (never another run's lock): its invocation id
-        in the properties and its token in the row. Not a compare-and-swap MERGE: the lease
-        keeper of `qrepl run` (python/qrepl/run_lock.py) may renew the lease at this very
-        moment, and two MERGEs on the lock's row make one of them fail its commit, which
-        here would fail the run. A lock whose lease expired and that another process claimed
-        carries that process's token, so it is not dropped here. -#}
-    {%- if qrepl_is_running() -%}
-        {%- set held = _qrepl_run_lock_holder() -%}
-        {%- if held is not none and held.invocation_id == invocation_id -%}
-            {%- set lock = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_run_lock' -%}
-            {%- set tokens = run_query('select token from ' ~ lock) -%}
-            {%- if tokens.rows | length == 1 and tokens.rows[0][0] == _qrepl_run_lock_token() -%}
-                {%- call statement('qrepl_release_run_lock', fetch_result=false) -%}
-                    drop table if exists {{ lock }} purge
-                {%- endcall -%}
-            {%- endif -%}
-        {%- endif -%}
-    {%- endif -%}
-{% endmacro %}
-
-
-{% macro _qrepl_run_lock_holder() %}
-    {#- The current lock's properties (holder, invocation_id, acquired_at), or none. Asks the
-        metastore, not dbt's relation cache, which may predate a concurrent run's lock. -#}
-    {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
-    {%- set tables = run_query("show tables in " ~ schema ~ " like 'qrepl_run_lock'") -%}
-    {%- if tables.rows | length == 0 -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set props = {'holder': 'unknown holder', 'invocation_id': '', 'acquired_at': 'unknown time'} -%}
-    {%- for row in run_query('show tblproperties ' ~ schema ~ '.qrepl_run_lock').rows -%}
-        {%- if row[0].startswith('qrepl.') -%}
-            {%- do props.update({row[0][6:]: row[1]}) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(props) }}
-{% endmacro %}
-
-
 {% macro _qrepl_run_lock_holder_text() %}
     {#- Who holds the lock, for the message a second run prints: `qrepl run` names its process
         (QREPL_RUN_HOLDER, read only while executing so dbt does not re-parse); plain dbt its
@@ -94,17 +54,6 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
     {%- set named = env_var('QREPL_RUN_HOLDER', '') -%}
     {%- set text = named if named else 'dbt invocation ' ~ invocation_id -%}
     {{ return(modules.re.sub('[^A-Za-z0-9 _.:@=/-]', '_', text)[:200]) }}
-{% endmacro %}
-
-
-{% macro _qrepl_run_lock_token() %}
-    {#- The lock row's token: `qrepl run`'s (QREPL_RUN_TOKEN, 32 hex digits, what its lease
-        keeper renews), else this invocation's id. Only safe characters reach the SQL text. -#}
-    {%- set named = env_var('QREPL_RUN_TOKEN', '') -%}
-    {%- if modules.re.fullmatch('[0-9a-f]{32}', named) -%}
-        {{ return(named) }}
-    {%- endif -%}
-    {{ return(modules.re.sub('[^A-Za-z0-9-]', '_', invocation_id)[:64]) }}
 {% endmacro %}
 
 

@@ -1,0 +1,70 @@
+{% macro apply_publisher_changes(batch_id) %}
+    {#- Merge a batch of publisher_changes into each article's Iceberg table by compare-and-swap:
+        a row is changed only while it still holds the state the batch was resolved against
+        (that version, or absence for a row the batch inserts). A publisher-local write that
+        landed after the batch read the publisher is never overwritten: it counts as made
+        after the batch, and `batch_applied` reports the row as kept. Running it again after a
+        crash changes nothing that is already applied (the row then holds the batch's own
+        version, which is not the expected one). An article the batch does not change gets no
+        MERGE (macro qrepl_batch_writes): an empty MERGE still commits a snapshot, and it
+        would contend with publisher-local writers to that table for nothing. -#}
+    {%- if qrepl_is_running() -%}
+        {%- set publication = qrepl_config() -%}
+        {%- set changes = ref('publisher_changes') -%}
+        {%- set changed = qrepl_batch_writes().articles -%}
+        {%- for article in publication.articles if article.name in changed -%}
+            {%- set conditions = [] -%}
+            {%- for k in article.key -%}
+                {%- do conditions.append('target.' ~ k ~ ' = source.' ~ k) -%}
+            {%- endfor -%}
+            {%- set columns = [] -%}
+            {%- for name, type in article.columns -%}
+                {%- do columns.append(name) -%}
+            {%- endfor -%}
+            {%- do columns.append('msrepl_tran_version') -%}
+            {%- call statement('apply_' ~ article.name, fetch_result=false) -%}
+                merge into {{ qrepl_relation(article.name) }} as target
+                using (
+                    select
+                        changes.change_op as qrepl_change_op,
+                        changes.expected_exists as qrepl_expected_exists,
+                        changes.expected_version as qrepl_expected_version,
+                        parsed.*
+                    from {{ changes }} as changes
+                    lateral view inline(array(from_json(
+                        changes.row, '{{ article_schema_ddl(article) }}, msrepl_tran_version STRING'
+                    ))) parsed
+                    where changes.batch_id = {{ batch_id }} and changes.article = '{{ article.name }}'
+                        and changes.change_op = 'upsert'
+                    union all
+                    select
+                        changes.change_op as qrepl_change_op,
+                        changes.expected_exists as qrepl_expected_exists,
+                        changes.expected_version as qrepl_expected_version,
+                        parsed.*
+                    from {{ changes }} as changes
+                    lateral view inline(array(named_struct(
+                        {%- for name, type in article.columns %}
+                        '{{ name }}', {% if name in article.key %}{{ typed_key_expr(article, 'changes.row_key') }}.{{ name }}{% else %}cast(null as {{ type }}){% endif %},
+                        {%- endfor %}
+                        'msrepl_tran_version', cast(null as string)
+                    ))) parsed
+                    where changes.batch_id = {{ batch_id }} and changes.article = '{{ article.name }}'
+                        and changes.change_op = 'delete'
+                ) as source
+                on {{ conditions | join(' and ') }}
+                when matched and source.qrepl_expected_exists
+                    and target.msrepl_tran_version <=> source.qrepl_expected_version
+                    and source.qrepl_change_op = 'delete' then delete
+                when matched and source.qrepl_expected_exists
+                    and target.msrepl_tran_version <=> source.qrepl_expected_version then update set
+                    {%- for c in columns %}
+                    target.{{ c }} = source.{{ c }}{{ ',' if not loop.last }}
+                    {%- endfor %}
+                when not matched and not source.qrepl_expected_exists and source.qrepl_change_op = 'upsert'
+                    then insert ({{ columns | join(', ') }})
+                    values ({% for c in columns %}source.{{ c }}{{ ', ' if not loop.last }}{% endfor %})
+            {%- endcall -%}
+        {%- endfor -%}
+    {%- endif -%}
+{% endmacro %}

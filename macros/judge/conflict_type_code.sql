@@ -1,0 +1,10 @@
+{% macro conflict_type_code(conflict_type) %}
+    {#- SQL Server's conflict_type codes of the transactional conflict tables. -#}
+    case {{ conflict_type }}
+        when 'update_update' then 1
+        when 'update_missing' then 2
+        when 'delete_update' then 3
+        when 'delete_missing' then 4
+        when 'insert_exists' then 5
+    end
+{%- endmacro %}
