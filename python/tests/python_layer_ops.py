@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute, reinitialize
-from qrepl.enqueue import enqueue_file
-from qrepl.model import publication_from_dict
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.enqueue import enqueue_file
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse
 
 SCHEMA = "qrepl_pyfaults"
 SUBSCRIBERS = ("a", "b", "c")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e
 
@@ -82,7 +82,7 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
     """`dbt build` on the local target after the run above: a second (empty) batch through the
     incremental path, and every schema and singular data test and every dbt unit test of the
     judging and resolving models passes."""
-    from qrepl.dbt_runner import dbt_invoke
+    from qrepl.storage.dbt_runner import dbt_invoke
 
     res = dbt_invoke(["build"], SCHEMA)
     statuses = {r.node.resource_type: set() for r in res.result}
@@ -98,7 +98,7 @@ def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     """After distribution every subscriber's replica equals the publisher (rows and versions):
     compensations to the loser, the winner's change to everyone, conflicts to their
     subscriber when not centralized; delivering twice changes nothing."""
-    from qrepl.distribution import distribute
+    from qrepl.services.distribution import distribute
 
     wh, subs, _, _ = captured_and_run
     first = distribute(wh)  # after test_capture_run_distribute's delivery, if it ran first
@@ -118,8 +118,8 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
     replication_queue source to the conflict viewer and distribution agent exposures."""
     import json as _json
 
-    from qrepl.dbt_runner import dbt_invoke
-    from qrepl.spark import PROJECT_DIR
+    from qrepl.storage.dbt_runner import dbt_invoke
+    from qrepl.storage.spark import PROJECT_DIR
 
     dbt_invoke(["docs", "generate"], SCHEMA)
     manifest = _json.loads((PROJECT_DIR / "target" / "manifest.json").read_text())
@@ -145,7 +145,7 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
 def test_policy_cannot_change_while_subscribed(captured_and_run):
     """'The policy of a publication may be changed only while it has no subscriptions; any
     attempt otherwise fails with a clear error and changes nothing.'"""
-    from qrepl.model import ConfigError
+    from qrepl.core.model import ConfigError
 
     wh = captured_and_run[0]
     with pytest.raises(ConfigError, match="has subscriptions"):

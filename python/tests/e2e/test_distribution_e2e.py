@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute, reinitialize
-from qrepl.maintenance import maintain
-from qrepl.enqueue import enqueue_file
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.maintenance import maintain
+from qrepl.services.enqueue import enqueue_file
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.e2e
 

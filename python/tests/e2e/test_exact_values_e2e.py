@@ -13,15 +13,15 @@ from decimal import Decimal
 import pytest
 from click.testing import CliRunner
 
-from qrepl.capture import Subscriber
+from qrepl.services.capture import Subscriber
 from qrepl.cli import main
-from qrepl.distribution import distribute
-from qrepl.model import ConfigError, publication_from_dict
-from qrepl.replica import replica_schema
-from qrepl.replica import Replica
-from qrepl.service import add_subscription, list_conflicts, run_reader
-from qrepl.whatif import whatif
-from qrepl.warehouse import Warehouse
+from qrepl.services.distribution import distribute
+from qrepl.core.model import ConfigError, publication_from_dict
+from qrepl.storage.replica import replica_schema
+from qrepl.storage.replica import Replica
+from qrepl.services.service import add_subscription, list_conflicts, run_reader
+from qrepl.tools.whatif import whatif
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e
 

@@ -13,11 +13,11 @@ import threading
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.model import publication_from_dict
-from qrepl.replica import replica_schema
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.replica import replica_schema
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

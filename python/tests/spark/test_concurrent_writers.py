@@ -15,12 +15,12 @@ import pytest
 
 from python_layer_ops import SCHEMA as BASE_SCHEMA
 from python_layer_ops import build_base
-from qrepl import faults
-from qrepl.capture import Subscriber
-from qrepl.distribution import distribute
-from qrepl.replica import replica_schema
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.storage import faults
+from qrepl.services.capture import Subscriber
+from qrepl.services.distribution import distribute
+from qrepl.storage.replica import replica_schema
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

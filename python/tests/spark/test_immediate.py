@@ -9,15 +9,15 @@ from datetime import datetime
 
 import pytest
 
-from qrepl import faults, immediate
-from qrepl.capture import Subscriber
-from qrepl.dbt_runner import stamp_publisher
-from qrepl.distribution import distribute
-from qrepl.model import ConfigError, ConflictError, publication_from_dict
-from qrepl.reference import ReferenceReader
-from qrepl.replica import Replica
-from qrepl.service import add_subscription, run_reader, set_mode
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.storage import faults, immediate
+from qrepl.services.capture import Subscriber
+from qrepl.storage.dbt_runner import stamp_publisher
+from qrepl.services.distribution import distribute
+from qrepl.core.model import ConfigError, ConflictError, publication_from_dict
+from qrepl.core.reference import ReferenceReader
+from qrepl.storage.replica import Replica
+from qrepl.services.service import add_subscription, run_reader, set_mode
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.spark
 
@@ -330,7 +330,7 @@ def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
     from click.testing import CliRunner
 
     from qrepl.cli import main
-    from qrepl.immediate import PublisherUnreachable
+    from qrepl.services.immediate import PublisherUnreachable
 
     add_subscription(SCHEMA, "fo", update_mode="failover", **QUIET)
     location = wh.spark.sql(f"describe table extended {SCHEMA}.customers").where("col_name = 'Location'").first()

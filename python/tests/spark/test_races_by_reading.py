@@ -1,19 +1,19 @@
 """Issue 39's windows "found by reading", each hit deterministically on Spark: a concurrent
-command runs right after a named write of another one (qrepl.faults.arm_at_label), in one
+command runs right after a named write of another one (qrepl.storage.faults.arm_at_label), in one
 process, as the two processes would interleave. The retention item is in races_cases.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from qrepl import faults
-from qrepl.capture import Subscriber
-from qrepl.distribution import distribute, reinitialize
-from qrepl.maintenance import maintain
-from qrepl.model import ConfigError, ConflictError, publication_from_dict
-from qrepl.replica import Replica, record_delivery, replica_schema
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.storage import faults
+from qrepl.services.capture import Subscriber
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.maintenance import maintain
+from qrepl.core.model import ConfigError, ConflictError, publication_from_dict
+from qrepl.storage.replica import Replica, record_delivery, replica_schema
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.spark
 
@@ -126,7 +126,7 @@ def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark)
 def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark):
     """a's delivery record names a snapshot the table does not have: a fails with one line,
     b is still delivered, and distribute fails at the end (the CLI exits nonzero)."""
-    from qrepl.distribution import DistributionFailed
+    from qrepl.services.distribution import DistributionFailed
 
     wh = _base(spark, "a", "b")
     record_delivery(wh, "a", {"customers": 12345})

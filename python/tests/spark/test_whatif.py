@@ -8,13 +8,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from qrepl.capture import Subscriber
+from qrepl.services.capture import Subscriber
 from qrepl.cli import main
-from qrepl.model import POLICIES, publication_from_dict
-from qrepl.replay import replay
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse, new_version
-from qrepl.whatif import whatif
+from qrepl.core.model import POLICIES, publication_from_dict
+from qrepl.tools.replay import replay
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
+from qrepl.tools.whatif import whatif
 
 pytestmark = pytest.mark.spark
 
@@ -145,8 +145,8 @@ def test_whatif_refuses_a_scratch_schema_it_did_not_make(spark, live_one_batch):
 def test_whatif_refuses_when_the_snapshot_before_the_batch_was_expired(spark, live_one_batch):
     """Issue 39: after `distribute` and `maintain` the publisher's snapshot from before batch 1
     is expired; whatif took the publisher to be empty then and reported wrong numbers."""
-    from qrepl.distribution import distribute
-    from qrepl.maintenance import maintain
+    from qrepl.services.distribution import distribute
+    from qrepl.services.maintenance import maintain
 
     distribute(live_one_batch)
     maintain(live_one_batch)

@@ -20,8 +20,8 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from .model import REINITIALIZING, ConfigError, check_identifier
-from .replica import (
+from ..core.model import REINITIALIZING, ConfigError, check_identifier
+from ..storage.replica import (
     Progress,
     current_snapshot,
     deliveries,
@@ -33,8 +33,8 @@ from .replica import (
     snapshot_replica,
     table_at,
 )
-from .dbt_runner import stamp_publisher
-from .warehouse import JSON_OPTIONS, Warehouse
+from ..storage.dbt_runner import stamp_publisher
+from ..storage.warehouse import JSON_OPTIONS, Warehouse
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 

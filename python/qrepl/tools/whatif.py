@@ -16,10 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from .model import CONFLICT_CODES, ConfigError, normalize_policy
+from ..core.model import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
-from .replica import table_at
-from .warehouse import QUEUE_COLUMNS, Warehouse, readable
+from ..storage.replica import table_at
+from ..storage.warehouse import QUEUE_COLUMNS, Warehouse, readable
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
 

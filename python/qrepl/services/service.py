@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
+from ..core.model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
 
 Echo = Callable[[str], None]
 
@@ -21,8 +21,8 @@ def default_schema() -> str:
 
 
 def warehouse(schema: str | None = None):
-    from .spark import get_spark
-    from .warehouse import Warehouse
+    from ..storage.spark import get_spark
+    from ..storage.warehouse import Warehouse
 
     return Warehouse(get_spark(), schema or default_schema())
 
@@ -41,11 +41,11 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     wh = warehouse(schema)
     wh.write_publication(pub)
     # a table published in place: every row it already holds gets a version
-    from .dbt_runner import stamp_publisher
+    from ..storage.dbt_runner import stamp_publisher
 
     stamp_publisher(wh)
     if seed:
-        from .dbt_runner import dbt_invoke
+        from ..storage.dbt_runner import dbt_invoke
 
         echo("loading initial publisher rows from seeds/ (dbt seed)")
         dbt_invoke(["seed"], wh.schema)
@@ -58,7 +58,7 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
 
 def describe_table(table: str, key: list[str]) -> str:
     """The YAML article declaration of an existing table (`qrepl publication describe`)."""
-    from .model import check_identifier, check_type
+    from ..core.model import check_identifier, check_type
 
     parts = table.split(".")
     if len(parts) != 2:
@@ -83,7 +83,7 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
     """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
     snapshot. The subscription row is written first and the snapshot records itself last, so
     a rerun after a crash at any point finishes the subscription instead of failing on it."""
-    from .replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
+    from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
 
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
@@ -106,8 +106,8 @@ def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> N
     """Drop a publication's schema with every table in it, and the replica schemas of its
     subscriptions (and of `subscribers`, named whether or not they are subscribed). For a
     demo or a test; a user's table published in place goes with it."""
-    from .replica import replica_schema
-    from .warehouse import Warehouse
+    from ..storage.replica import replica_schema
+    from ..storage.warehouse import Warehouse
 
     wh = warehouse(schema)
     names = set(subscribers)
@@ -130,7 +130,7 @@ def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F
 
-    from .warehouse import QUEUE_COLUMNS
+    from ..storage.warehouse import QUEUE_COLUMNS
 
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
@@ -180,8 +180,8 @@ def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: floa
     """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
     or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
     died) is recovered first."""
-    from .dbt_runner import run_queue_reader
-    from .run_lock import wait_until_free
+    from ..storage.dbt_runner import run_queue_reader
+    from ..storage.run_lock import wait_until_free
 
     wh = warehouse(schema)
     wh.require_publication()
@@ -219,7 +219,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
 
 
 def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl conflicts") -> Path:
-    """`qrepl viewer`: the HTML conflict viewer of every conflict (qrepl.viewer). Spark counts
+    """`qrepl viewer`: the HTML conflict viewer of every conflict (qrepl.services.viewer). Spark counts
     the conflicts per group (the page's counts, filters and charts); the rows stream in the
     viewer's order into chunks, from the same snapshot of `conflicts`. Returns index.html."""
     from pyspark.sql import functions as F
@@ -261,7 +261,7 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     """Resolve a conflict by hand (docs/conflicts.md): `keep` subscriber writes the losing row to
     the publisher by compare-and-swap, publisher closes it. The dbt macro
     qrepl_resolve_conflict does the work (the same as `dbt run-operation`); returns the review."""
-    from .dbt_runner import dbt_invoke
+    from ..storage.dbt_runner import dbt_invoke
 
     wh = warehouse(schema)
     import getpass
@@ -320,7 +320,7 @@ def immediate_stats(wh) -> dict[str, dict[str, Any]]:
 def status(schema: str | None) -> dict[str, Any]:
     """The publication, each subscription with its queue depth and conflicts per article, the
     last run (a queue_reader_history row) and the run lock's holder, if any."""
-    from .run_lock import current_holder
+    from ..storage.run_lock import current_holder
 
     wh = warehouse(schema)
     pub = wh.require_publication()

@@ -9,9 +9,9 @@ nothing.
 
 from __future__ import annotations
 
-from .replica import Progress, deliveries, snapshot_pins
-from .dbt_runner import stamp_publisher
-from .warehouse import Warehouse
+from ..storage.replica import Progress, deliveries, snapshot_pins
+from ..storage.dbt_runner import stamp_publisher
+from ..storage.warehouse import Warehouse
 
 
 def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:

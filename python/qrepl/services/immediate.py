@@ -28,8 +28,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from .faults import point_comment
-from .model import (
+from ..storage.faults import point_comment
+from ..core.model import (
     CONFLICT_REASONS,
     Article,
     ConflictError,
@@ -37,10 +37,10 @@ from .model import (
     normalize_row,
     typed_row,
 )
-from .reference import judge
-from .replica import COMMIT_CONFLICTS
-from .dbt_runner import stamp_publisher
-from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
+from ..core.reference import judge
+from ..storage.replica import COMMIT_CONFLICTS
+from ..storage.dbt_runner import stamp_publisher
+from ..storage.warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
 
 ATTEMPTS = 5
 MISMATCH = "qrepl immediate: row no longer holds the version the subscriber saw"
@@ -75,7 +75,7 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
 def publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
     """The publisher's current rows for these keys, by canonical key (a key join, not a scan
     to the driver)."""
-    from .model import canonical_key
+    from ..core.model import canonical_key
 
     keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
                                      for k in key_values], article.key_ddl)

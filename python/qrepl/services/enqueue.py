@@ -24,11 +24,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .model import (
+from ..core.model import (
     UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
     queued_value_ok,
 )
-from .warehouse import TIMESTAMP_FORMAT, Warehouse
+from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).

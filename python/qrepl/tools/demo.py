@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 
-from .capture import Subscriber
-from .distribution import distribute
-from .model import ConflictError
-from .service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts, run_reader,
+from ..services.capture import Subscriber
+from ..services.distribution import distribute
+from ..core.model import ConflictError
+from ..services.service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts, run_reader,
                       transaction_outcomes, warehouse, write_conflict_viewer)
-from .spark import PROJECT_DIR, WORK_DIR
+from ..storage.spark import PROJECT_DIR, WORK_DIR
 
 SUBSCRIBERS = ("north", "south", "east")
 IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)

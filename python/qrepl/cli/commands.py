@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .model import CONFLICT_CODES, ConfigError, check_identifier
+from ..core.model import CONFLICT_CODES, ConfigError, check_identifier
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 DEMO_SCHEMA = "qrepl_demo"
@@ -105,7 +105,7 @@ def demo() -> None:
     Example:
       qrepl demo
     """
-    from .demo import run_demo
+    from ..tools.demo import run_demo
 
     run_demo(_schema(default=DEMO_SCHEMA), echo=_echo)
 
@@ -126,7 +126,7 @@ def run(wait_seconds: float) -> None:
       qrepl run --schema qrepl_demo
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
-    from .service import run_reader
+    from ..services.service import run_reader
 
     h = run_reader(_schema(), echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
@@ -168,7 +168,7 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
       qrepl conflicts --schema qrepl_demo --resolve 4d7db36187336aca5b0cef2066ce8ec3 --keep subscriber
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import list_conflicts, remove_conflicts, resolve_conflict
+    from ..services.service import list_conflicts, remove_conflicts, resolve_conflict
 
     if (resolve_id is None) != (keep is None):
         raise click.UsageError("--resolve CONFLICT_ID and --keep subscriber|publisher go together")
@@ -215,7 +215,7 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from .service import write_conflict_viewer
+    from ..services.service import write_conflict_viewer
 
     _echo(str(write_conflict_viewer(_schema(), out_dir)))
 
@@ -233,7 +233,7 @@ def replay(scenarios, out_dir, policy, reference) -> None:
       qrepl replay scenarios/*.json --out out/spark
       qrepl replay scenarios/*.json --out out/ref --reference && diff -r out/ref out/spark
     """
-    from .replay import replay as do_replay
+    from ..tools.replay import replay as do_replay
 
     for path in do_replay(list(scenarios), out_dir, policy, reference, progress=_echo):
         _echo(f"wrote {path}")
@@ -258,10 +258,10 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
-    from .model import POLICIES
-    from .service import warehouse
-    from .whatif import whatif as do_whatif
-    from .whatif import whatif_table
+    from ..core.model import POLICIES
+    from ..services.service import warehouse
+    from ..tools.whatif import whatif as do_whatif
+    from ..tools.whatif import whatif_table
 
     first, last = _batch_range(batches)
     wh = warehouse(_schema())
@@ -291,7 +291,7 @@ def dbt(dbt_args) -> None:
       qrepl dbt build --schema qrepl_demo
       qrepl dbt docs generate --schema qrepl_demo
     """
-    from .dbt_runner import dbt_invoke
+    from ..storage.dbt_runner import dbt_invoke
 
     dbt_invoke(list(dbt_args) or ["build"], _schema(), quiet=False)
 
@@ -311,8 +311,8 @@ def enqueue(file, subscriber) -> None:
     Example:
       qrepl enqueue changes.jsonl --subscriber north --schema qrepl_demo
     """
-    from .enqueue import enqueue_file
-    from .service import warehouse
+    from ..services.enqueue import enqueue_file
+    from ..services.service import warehouse
 
     report = enqueue_file(warehouse(_schema()), subscriber, file, progress=_echo)
     for problem in report.problems or []:
@@ -337,8 +337,8 @@ def unlock(force: bool) -> None:
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    from .run_lock import release
-    from .service import warehouse
+    from ..storage.run_lock import release
+    from ..services.service import warehouse
 
     holder = release(warehouse(_schema()), force=force)
     _echo("no run lock held" if holder is None else
@@ -354,8 +354,8 @@ def distribute() -> None:
     Example:
       qrepl distribute --schema qrepl_demo
     """
-    from .distribution import distribute as do_distribute
-    from .service import warehouse
+    from ..services.distribution import distribute as do_distribute
+    from ..services.service import warehouse
 
     report = do_distribute(warehouse(_schema()), progress=_echo)  # one progress line per subscriber
     _echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
@@ -377,7 +377,7 @@ def publication_create(config_path, seed) -> None:
     Example:
       qrepl publication create --config publications/sales.yml --seed
     """
-    from .service import create_publication
+    from ..services.service import create_publication
 
     pub = create_publication(config_path, _schema(), seed, echo=_echo)
     _echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
@@ -403,8 +403,8 @@ def subscription_add(subscriber, update_mode) -> None:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
     """
-    from .model import normalize_update_mode
-    from .service import add_subscription
+    from ..core.model import normalize_update_mode
+    from ..services.service import add_subscription
 
     mode = normalize_update_mode(update_mode)
     add_subscription(_schema(), subscriber, echo=_echo, update_mode=mode)
@@ -424,7 +424,7 @@ def subscription_set_mode(subscriber, mode) -> None:
       qrepl subscription set-mode south queued      # the publisher is unreachable
       qrepl run && qrepl subscription set-mode south immediate
     """
-    from .service import set_mode
+    from ..services.service import set_mode
 
     sub = set_mode(_schema(), subscriber, mode)
     _echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
@@ -439,8 +439,8 @@ def subscription_reinit(subscriber) -> None:
     Example:
       qrepl subscription reinit east
     """
-    from .distribution import reinitialize
-    from .service import warehouse
+    from ..services.distribution import reinitialize
+    from ..services.service import warehouse
 
     generation = reinitialize(warehouse(_schema()), subscriber, progress=_echo)
     _echo(f"{subscriber} reinitialized, generation {generation}")
@@ -454,7 +454,7 @@ def subscription_list() -> None:
     Example:
       qrepl subscription list --schema qrepl_demo
     """
-    from .service import warehouse
+    from ..services.service import warehouse
 
     for s in warehouse(_schema()).subscriptions():
         _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
@@ -473,7 +473,7 @@ def subscription_drop(subscriber) -> None:
     Example:
       qrepl subscription drop east
     """
-    from .service import warehouse
+    from ..services.service import warehouse
 
     warehouse(_schema()).drop_subscription(subscriber)
     _echo(f"dropped {subscriber}")
@@ -493,7 +493,7 @@ def publication_describe(table, key) -> None:
     Example:
       qrepl publication describe --table shop.stock --key warehouse_id,sku >> my.yml
     """
-    from .service import describe_table
+    from ..services.service import describe_table
 
     click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()]), nl=False)
 
@@ -507,8 +507,8 @@ def publication_set_policy(policy) -> None:
     Example:
       qrepl publication set-policy "sub wins"
     """
-    from .model import normalize_policy
-    from .service import warehouse
+    from ..core.model import normalize_policy
+    from ..services.service import warehouse
 
     pub = warehouse(_schema()).set_policy(normalize_policy(policy))
     _echo(f"publication {pub.name}: policy {pub.policy}")
@@ -522,7 +522,7 @@ def publication_show() -> None:
     Example:
       qrepl publication show --schema qrepl_demo
     """
-    from .service import warehouse
+    from ..services.service import warehouse
 
     pub = warehouse(_schema()).require_publication()
     _echo(json.dumps(pub.to_dict(), indent=2))
@@ -540,8 +540,8 @@ def maintain() -> None:
     Example:
       qrepl maintain --schema qrepl_demo
     """
-    from .maintenance import maintain as do_maintain
-    from .service import warehouse
+    from ..services.maintenance import maintain as do_maintain
+    from ..services.service import warehouse
 
     do_maintain(warehouse(_schema()), progress=_echo)
 
@@ -555,7 +555,7 @@ def status() -> None:
     Example:
       qrepl status --schema qrepl_demo
     """
-    from .service import status as publication_status
+    from ..services.service import status as publication_status
 
     for line in _status_lines(publication_status(_schema())):
         _echo(line)

@@ -16,9 +16,9 @@ from decimal import Decimal
 from typing import Any, Iterator
 
 from .immediate import PublisherUnreachable, apply_at_publisher, publisher_rows, record_outcome
-from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
-from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
-from .warehouse import Warehouse, new_version
+from ..core.model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
+from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
+from ..storage.warehouse import Warehouse, new_version
 
 
 class Transaction:
