@@ -17,7 +17,7 @@ from qrepl.services.service import create_publication, warehouse
 create_publication("publications/sales.yml", seed=True)
 wh = warehouse()
 wh.add_subscriptions(["north", "south"])
-north, south = Subscriber(wh, "north"), Subscriber(wh, "south")
+north, south = Subscriber(wh.schema, "north"), Subscriber(wh.schema, "south")
 for subscriber in (north, south):
     subscriber.replica.snapshot_from_publisher()
 with north.transaction() as t:

@@ -72,7 +72,7 @@ def setup(schema: str) -> None:
         wh.upsert_rows(article.name, [{**row, "msrepl_tran_version": new_version()} for row in rows])
     wh.add_subscriptions(SUBSCRIBERS)
     for name in SUBSCRIBERS:
-        Subscriber(wh, name).replica.snapshot_from_publisher()
+        Subscriber(wh.schema, name).replica.snapshot_from_publisher()
     print(f"setup: publication sales in schema {schema}, subscribers {', '.join(SUBSCRIBERS)}", flush=True)
 
 
@@ -98,10 +98,9 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
     replica holds when it runs (distribution changes the replica underneath)."""
     from qrepl.services.capture import Subscriber
     from qrepl.core.model import ConfigError
-    from qrepl.services.service import warehouse
 
     rng = random.Random(f"{schema}/{subscriber}")
-    sub = Subscriber(warehouse(schema), subscriber)
+    sub = Subscriber(schema, subscriber)
 
     def customer(cid: int) -> dict:
         return {"customer_id": cid, "name": f"{subscriber} #{cid}", "city": rng.choice(["Oslo", "Lima", "Pune"]),

@@ -259,14 +259,13 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
     from ..core.model import POLICIES
-    from ..services.service import warehouse
+    from ..services.service import publication as publication_of
     from ..tools.whatif import whatif as do_whatif
     from ..tools.whatif import whatif_table
 
     first, last = _batch_range(batches)
-    wh = warehouse(_schema())
-    results = do_whatif(wh, list(policies) or list(POLICIES), first, last, reference, progress=_echo)
-    for line in whatif_table(results, wh.require_publication().policy):
+    results = do_whatif(_schema(), list(policies) or list(POLICIES), first, last, reference, progress=_echo)
+    for line in whatif_table(results, publication_of(_schema()).policy):
         _echo(line)
 
 
@@ -291,9 +290,9 @@ def dbt(dbt_args) -> None:
       qrepl dbt build --schema qrepl_demo
       qrepl dbt docs generate --schema qrepl_demo
     """
-    from ..storage.dbt_runner import dbt_invoke
+    from ..services.service import run_dbt
 
-    dbt_invoke(list(dbt_args) or ["build"], _schema(), quiet=False)
+    run_dbt(_schema(), list(dbt_args) or ["build"], quiet=False)
 
 
 @main.command()
@@ -312,9 +311,8 @@ def enqueue(file, subscriber) -> None:
       qrepl enqueue changes.jsonl --subscriber north --schema qrepl_demo
     """
     from ..services.enqueue import enqueue_file
-    from ..services.service import warehouse
 
-    report = enqueue_file(warehouse(_schema()), subscriber, file, progress=_echo)
+    report = enqueue_file(_schema(), subscriber, file, progress=_echo)
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
     _echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
@@ -337,10 +335,9 @@ def unlock(force: bool) -> None:
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    from ..storage.run_lock import release
-    from ..services.service import warehouse
+    from ..services.service import unlock as remove_lock
 
-    holder = release(warehouse(_schema()), force=force)
+    holder = remove_lock(_schema(), force=force)
     _echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
 
@@ -355,9 +352,8 @@ def distribute() -> None:
       qrepl distribute --schema qrepl_demo
     """
     from ..services.distribution import distribute as do_distribute
-    from ..services.service import warehouse
 
-    report = do_distribute(warehouse(_schema()), progress=_echo)  # one progress line per subscriber
+    report = do_distribute(_schema(), progress=_echo)  # one progress line per subscriber
     _echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
           f"of {len(report)} subscriber(s)")
 
@@ -440,9 +436,8 @@ def subscription_reinit(subscriber) -> None:
       qrepl subscription reinit east
     """
     from ..services.distribution import reinitialize
-    from ..services.service import warehouse
 
-    generation = reinitialize(warehouse(_schema()), subscriber, progress=_echo)
+    generation = reinitialize(_schema(), subscriber, progress=_echo)
     _echo(f"{subscriber} reinitialized, generation {generation}")
 
 
@@ -454,9 +449,9 @@ def subscription_list() -> None:
     Example:
       qrepl subscription list --schema qrepl_demo
     """
-    from ..services.service import warehouse
+    from ..services.service import list_subscriptions
 
-    for s in warehouse(_schema()).subscriptions():
+    for s in list_subscriptions(_schema()):
         _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
 
@@ -473,9 +468,9 @@ def subscription_drop(subscriber) -> None:
     Example:
       qrepl subscription drop east
     """
-    from ..services.service import warehouse
+    from ..services.service import drop_subscription
 
-    warehouse(_schema()).drop_subscription(subscriber)
+    drop_subscription(_schema(), subscriber)
     _echo(f"dropped {subscriber}")
 
 
@@ -507,10 +502,9 @@ def publication_set_policy(policy) -> None:
     Example:
       qrepl publication set-policy "sub wins"
     """
-    from ..core.model import normalize_policy
-    from ..services.service import warehouse
+    from ..services.service import set_policy
 
-    pub = warehouse(_schema()).set_policy(normalize_policy(policy))
+    pub = set_policy(_schema(), policy)
     _echo(f"publication {pub.name}: policy {pub.policy}")
 
 
@@ -522,9 +516,9 @@ def publication_show() -> None:
     Example:
       qrepl publication show --schema qrepl_demo
     """
-    from ..services.service import warehouse
+    from ..services.service import publication as publication_of
 
-    pub = warehouse(_schema()).require_publication()
+    pub = publication_of(_schema())
     _echo(json.dumps(pub.to_dict(), indent=2))
 
 
@@ -541,9 +535,8 @@ def maintain() -> None:
       qrepl maintain --schema qrepl_demo
     """
     from ..services.maintenance import maintain as do_maintain
-    from ..services.service import warehouse
 
-    do_maintain(warehouse(_schema()), progress=_echo)
+    do_maintain(_schema(), progress=_echo)
 
 
 @main.command()

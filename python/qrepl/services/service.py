@@ -27,6 +27,30 @@ def warehouse(schema: str | None = None):
     return Warehouse(get_spark(), schema or default_schema())
 
 
+def project_file(*parts: str) -> Path:
+    """A file of the dbt project qrepl runs (the checkout, or the copy an installed package holds)."""
+    from ..storage.spark import PROJECT_DIR
+
+    return PROJECT_DIR.joinpath(*parts)
+
+
+def output_dir(*parts: str) -> Path:
+    """Where qrepl writes its outputs: beside the checkout, or in the working directory of an
+    installed package."""
+    from ..storage.spark import WORK_DIR
+
+    return WORK_DIR.joinpath(*parts)
+
+
+def run_dbt(schema: str | None, args: list[str], quiet: bool = True) -> None:
+    """Any dbt command on the embedded Spark, on the publication in `schema` (`qrepl dbt`)."""
+    from ..storage.dbt_runner import dbt_invoke
+
+    from ..core.model import check_identifier
+
+    dbt_invoke(args, check_identifier(schema or default_schema(), "schema"), quiet=quiet)
+
+
 def load_publication_file(path: Path) -> Publication:
     try:
         data = yaml.safe_load(Path(path).read_text())
@@ -118,6 +142,36 @@ def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> N
     wh.drop_schema()
 
 
+def publication(schema: str | None) -> Publication:
+    """The publication's settings and articles (one line if the schema has none)."""
+    return warehouse(schema).require_publication()
+
+
+def set_policy(schema: str | None, policy: str) -> Publication:
+    """Change the conflict policy (only while the publication has no subscriptions)."""
+    from ..core.model import normalize_policy
+
+    return warehouse(schema).set_policy(normalize_policy(policy))
+
+
+def list_subscriptions(schema: str | None) -> list[dict]:
+    """Every subscription with its status, generation and update mode."""
+    return warehouse(schema).subscriptions()
+
+
+def drop_subscription(schema: str | None, subscriber: str) -> None:
+    """Drop a subscription; its queued rows the queue reader has not taken are never applied."""
+    warehouse(schema).drop_subscription(subscriber)
+
+
+def unlock(schema: str | None, force: bool = False):
+    """Remove the queue reader's run lock left by a process that died; returns the holder
+    removed (a run_lock.LockHolder), or None when no lock was held."""
+    from ..storage.run_lock import release
+
+    return release(warehouse(schema), force=force)
+
+
 def transaction_outcomes(schema: str | None = None) -> list[dict]:
     """What the queue reader decided for each transaction, in processing order."""
     wh = warehouse(schema)
@@ -126,7 +180,7 @@ def transaction_outcomes(schema: str | None = None) -> list[dict]:
     return [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
 
 
-def unapplied_queue(wh):
+def _unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F
 
@@ -147,7 +201,7 @@ def unapplied_queue(wh):
     return queue
 
 
-def reader_ran_since_init(wh, subscription: dict) -> bool:
+def _reader_ran_since_init(wh, subscription: dict) -> bool:
     """Whether a finished queue-reader batch was cut with the subscription at its current
     generation (the queue reader has run once since its initialization)."""
     if not (wh.exists("int_batch_subscriptions") and wh.exists("queue_reader_history")):
@@ -166,9 +220,9 @@ def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     target = mode.strip().lower()
-    pending = unapplied_queue(wh)
+    pending = _unapplied_queue(wh)
     pending = pending.where(pending.subscriber == subscriber).count() if target == "immediate" else 0
-    ran = target != "immediate" or reader_ran_since_init(wh, sub)
+    ran = target != "immediate" or _reader_ran_since_init(wh, sub)
     why = switch_refusal(subscriber, sub["update_mode"], target, pending, ran)
     if why:
         raise ConfigError(why)
@@ -210,7 +264,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     if until is not None:
         df = df.where(df["detected_at"] < until)
     rows = [r.asDict() for r in df.orderBy("detected_at", "subscriber", "tran_id", "command_seq").collect()]
-    reviews = conflict_reviews(wh)
+    reviews = _conflict_reviews(wh)
     for r in rows:
         for image in ("publisher_row", "subscriber_row"):
             r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
@@ -227,14 +281,14 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
 
     wh = warehouse(schema)
-    immediate = sorted(immediate_stats(wh).values(), key=lambda s: s["subscriber"])
+    immediate = sorted(_immediate_stats(wh).values(), key=lambda s: s["subscriber"])
     snapshot = wh.current_snapshot("conflicts") if wh.exists("conflicts") else None
     if snapshot is None:
         return write_viewer([], [], out_dir, title, immediate)
     df = wh.spark.read.option("snapshot-id", snapshot).table(wh.table("conflicts"))
     order = [F.col(f).desc() if descending else F.col(f).asc() for f, descending in VIEWER_ORDER]
     groups = [r.asDict() for r in df.groupBy(*GROUP_FIELDS).count().orderBy(*order[:-1]).collect()]
-    reviews = conflict_reviews(wh)
+    reviews = _conflict_reviews(wh)
     own = [f for f in ROW_FIELDS if f != "review"]
 
     def rows():
@@ -248,7 +302,7 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     return write_viewer(groups, rows(), out_dir, title, immediate)
 
 
-def conflict_reviews(wh) -> dict[str, dict]:
+def _conflict_reviews(wh) -> dict[str, dict]:
     """How each conflict resolved by hand was resolved (conflict_reviews, written only by
     macros/conflicts/qrepl_resolve_conflict.sql): keep, outcome, resolved_by, resolved_at."""
     if not wh.exists("conflict_reviews"):
@@ -269,7 +323,7 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     user = resolved_by or os.environ.get("USER") or getpass.getuser()
     dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
                 json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
-    return conflict_reviews(wh)[conflict_id]
+    return _conflict_reviews(wh)[conflict_id]
 
 
 def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, dict[int, int]]:
@@ -296,7 +350,7 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, 
     return removed, kept
 
 
-def immediate_stats(wh) -> dict[str, dict[str, Any]]:
+def _immediate_stats(wh) -> dict[str, dict[str, Any]]:
     """Per subscriber: immediate transactions decided at the publisher, how many were
     rejected, the rejected share, the last rejection's time, and the last automatic fallback
     to the queue (publisher unreachable)."""
@@ -325,13 +379,13 @@ def status(schema: str | None) -> dict[str, Any]:
     wh = warehouse(schema)
     pub = wh.require_publication()
     spark = wh.spark
-    queue = unapplied_queue(wh)
+    queue = _unapplied_queue(wh)
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
     conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
         for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
-    immediate = immediate_stats(wh)
+    immediate = _immediate_stats(wh)
     subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
                       "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
                       "immediate": immediate.get(s["subscriber"])}

@@ -308,15 +308,12 @@ class SparkBackend:
     """The real pipeline: Iceberg tables in a fresh schema, the dbt models as queue reader."""
 
     def __init__(self, scenario: Scenario, schema: str = REPLAY_SCHEMA) -> None:
-        from ..storage.replica import replica_schema
-        from ..storage.spark import get_spark
-        from ..storage.warehouse import Warehouse
+        from ..services.service import drop_publication, warehouse
 
         self.scenario = scenario
-        self.wh = Warehouse(get_spark(), schema)
-        self.wh.drop_schema()
-        for s in scenario.subscribers:  # conflicts delivered by an earlier replay
-            Warehouse(self.wh.spark, replica_schema(self.wh, s)).drop_schema()
+        # with the replicas of its subscribers: conflicts delivered by an earlier replay
+        drop_publication(schema, tuple(scenario.subscribers))
+        self.wh = warehouse(schema)
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
             self.wh.add_subscriptions(scenario.subscribers)
@@ -371,7 +368,7 @@ class SparkBackend:
 
         if not self.scenario.publication.centralized_conflicts:
             self.wh.spark.sql(f"create database if not exists {replica_schema(self.wh, subscriber)}")
-            deliver_conflicts(self.wh, subscriber)
+            deliver_conflicts(self.wh.schema, subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.wh.subscription(subscriber) if isinstance(subscriber, str) and subscriber.isidentifier() else None

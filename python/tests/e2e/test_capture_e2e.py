@@ -44,7 +44,7 @@ def captured_and_run(spark):
     subs = {}
     for name in ("a", "b"):
         wh.add_subscription(name)
-        subs[name] = Subscriber(wh, name)
+        subs[name] = Subscriber(wh.schema, name)
         subs[name].replica.snapshot_from_publisher()
 
     with subs["a"].transaction("a1") as t:
@@ -68,7 +68,7 @@ def test_capture_run_distribute(captured_and_run):
     assert all(q["old_version"] in (V1, V2) for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
-    delivered = distribute(wh)
+    delivered = distribute(wh.schema)
     assert (delivered["a"]["compensations"], delivered["b"]["compensations"]) == (0, 2)
     assert delivered["b"]["rows_delivered"] == 2  # customer 1 (a's city) and customer 2 (restored)
 
@@ -101,8 +101,8 @@ def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     from qrepl.services.distribution import distribute
 
     wh, subs, _, _ = captured_and_run
-    first = distribute(wh)  # after test_capture_run_distribute's delivery, if it ran first
-    second = distribute(wh)
+    first = distribute(wh.schema)  # after test_capture_run_distribute's delivery, if it ran first
+    second = distribute(wh.schema)
     assert all(c == {"compensations": 0, "rows_delivered": 0, "conflicts": 0} for c in second.values())
     # centralized_conflicts: false -> each conflict also goes to its originating subscriber
     assert first["a"]["conflicts"] == 0
