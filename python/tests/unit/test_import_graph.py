@@ -102,6 +102,13 @@ def test_every_import_goes_to_its_own_layer_or_a_lower_one():
     assert upward_imports(graph) == []
 
 
+def test_the_cli_and_the_demo_reach_storage_only_through_services():
+    """They name a publication by its schema and call a service; they never open its tables."""
+    graph = import_graph()
+    for module in [m for m in graph if m.split(".")[0] == "cli"] + ["tools.demo"]:
+        assert not {n for n in graph[module] if n.split(".")[0] == "storage"}, module
+
+
 def test_the_layer_check_finds_an_import_up_a_layer(tmp_path):
     for folder in ("storage", "services"):
         (tmp_path / folder).mkdir()
