@@ -402,9 +402,8 @@ def subscription_add(subscriber, update_mode) -> None:
     from ..core.model import normalize_update_mode
     from ..services.service import add_subscription
 
-    mode = normalize_update_mode(update_mode)
-    add_subscription(_schema(), subscriber, echo=_echo, update_mode=mode)
-    _echo(f"subscribed {subscriber} ({mode})")
+    sub = add_subscription(_schema(), subscriber, echo=_echo, update_mode=normalize_update_mode(update_mode))
+    _echo(f"subscribed {subscriber} ({sub['update_mode']})")
 
 
 @subscription.command("set-mode")

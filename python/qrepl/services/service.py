@@ -103,9 +103,9 @@ def describe_table(table: str, key: list[str]) -> str:
     return yaml.safe_dump([article], sort_keys=False, default_flow_style=None)
 
 
-def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> None:
+def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> dict:
     """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
-    snapshot. The subscription row is written first and the snapshot records itself last, so
+    snapshot; returns the subscription. The subscription row is written first and the snapshot records itself last, so
     a rerun after a crash at any point finishes the subscription instead of failing on it."""
     from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
 
@@ -119,11 +119,12 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
         if any(s == subscriber for s, _ in snapshot_pins(wh)):  # crashed after recording, before unpinning
             unpin_snapshots(wh, subscriber)
             echo(f"{subscriber}: subscribed earlier, its initial snapshot was recorded: finished")
-            return
+            return wh.subscription(subscriber)
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
     snapshot_replica(wh, subscriber, echo)
+    return wh.subscription(subscriber)
 
 
 def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> None:
