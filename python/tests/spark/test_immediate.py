@@ -9,7 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from qrepl.storage import faults, immediate
+from qrepl.services import immediate
+from qrepl.storage import faults
 from qrepl.services.capture import Subscriber
 from qrepl.storage.dbt_runner import stamp_publisher
 from qrepl.services.distribution import distribute
@@ -116,7 +117,7 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
     before the MERGE (and, for the second article, after the first article committed): the
     MERGE's compare-and-swap refuses, the first article is put back, ConflictError names the row."""
     sub = Subscriber(wh.schema, "imm")
-    check = immediate.find_mismatches
+    check = immediate._find_mismatches
     written: list[str] = []
 
     def check_then_concurrent_write(*args, **kwargs):
@@ -127,7 +128,7 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
                                        "msrepl_tran_version": written[0]}])
         return result
 
-    monkeypatch.setattr(immediate, "find_mismatches", check_then_concurrent_write)
+    monkeypatch.setattr(immediate, "_find_mismatches", check_then_concurrent_write)
     stamp_publisher(wh)  # the publisher's trigger up to date: the commit below starts with no write of its
     before_customers = publisher(wh)
     before_replica = (replica(wh), replica(wh, article="orders"))
