@@ -128,7 +128,7 @@ lint: $(STAMP) lint-js
 	$(VENV)/bin/sqlfluff lint models tests examples/downstream/models examples/downstream/tests  # macro files render to nothing on their own
 
 lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript
-	npx --no-install eslint python/qrepl/viewer_assets
+	npx --no-install eslint python/qrepl/services/viewer_assets
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@command -v npm >/dev/null || { echo "qrepl: npm not found: install Node.js 20 (apt-get install nodejs npm)"; exit 1; }

@@ -1,11 +1,11 @@
-// eslint for the conflict viewer's browser code (python/qrepl/viewer_assets/viewer.js).
+// eslint for the conflict viewer's browser code (python/qrepl/services/viewer_assets/viewer.js).
 import js from "@eslint/js";
 import globals from "globals";
 
 export default [
   js.configs.recommended,
   {
-    files: ["python/qrepl/viewer_assets/**/*.js"],
+    files: ["python/qrepl/services/viewer_assets/**/*.js"],
     languageOptions: {
       ecmaVersion: 2020,
       sourceType: "script", // inlined into a classic <script> element

@@ -1,5 +1,5 @@
 """Packs the dbt project into the wheel as `qrepl/dbt_project/`, so an installed qrepl runs
-its queue reader without the checkout (`qrepl.spark.PROJECT_DIR` finds it there). The
+its queue reader without the checkout (`qrepl.storage.spark.PROJECT_DIR` finds it there). The
 project stays at the repository root, where `dbt build` and sqlfluff expect it; everything
 else about the package is declared in pyproject.toml."""
 

@@ -36,10 +36,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qrepl.dbt_runner import run_queue_reader
-from qrepl.model import publication_from_dict
-from qrepl.spark import get_spark
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import run_queue_reader
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.spark import get_spark
+from qrepl.storage.warehouse import Warehouse
 
 SCHEMA = "qrepl_bench"
 SUBSCRIBERS = 4
@@ -364,7 +364,7 @@ def measure(spark, name: str, warm: bool) -> Result:
     load_batch(spark, wh, shape, changes, rows)
     if warm:  # the first dbt invocation of a process parses the project: not part of any batch
         say(f"[{name}] parsing the dbt project once ...")
-        from qrepl.dbt_runner import dbt_invoke
+        from qrepl.storage.dbt_runner import dbt_invoke
         dbt_invoke(["parse"], SCHEMA)
     say(f"[{name}] bare MERGE ...")
     t0 = time.perf_counter()

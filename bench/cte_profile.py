@@ -46,9 +46,9 @@ from pathlib import Path
 
 from bench import SCHEMA, SIZES, load_batch, queue_batch, say
 
-from qrepl.dbt_runner import dbt_invoke, run_queue_reader
-from qrepl.spark import get_spark
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import dbt_invoke, run_queue_reader
+from qrepl.storage.spark import get_spark
+from qrepl.storage.warehouse import Warehouse
 
 REPO = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"(\w+) as \(")  # a step at depth 0 (checked below); `{#- -#}` may join its first line

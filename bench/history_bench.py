@@ -20,9 +20,9 @@ import time
 
 from bench import SCHEMA, load_batch, queue_batch, say
 
-from qrepl.dbt_runner import dbt_invoke, run_queue_reader
-from qrepl.spark import get_spark
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import dbt_invoke, run_queue_reader
+from qrepl.storage.spark import get_spark
+from qrepl.storage.warehouse import Warehouse
 
 ROWS = 1_000_000
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from qrepl import replay as replay_module
+from qrepl.tools import replay as replay_module
 
 
 def scenario(transactions: int) -> dict:
@@ -45,7 +45,7 @@ def main() -> None:
         list(replay_module.replay([path], Path(tmp) / "ref", reference=True))
         reference_s = time.perf_counter() - started
 
-        from qrepl import dbt_runner
+        from qrepl.storage import dbt_runner
 
         before_run: list[float] = []
         real_run = dbt_runner.run_queue_reader

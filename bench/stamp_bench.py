@@ -32,11 +32,11 @@ def main() -> None:
     ap.add_argument("--markdown", type=Path)
     args = ap.parse_args()
 
-    from qrepl.dbt_runner import dbt_invoke, run_queue_reader, stamp_publisher
-    from qrepl.model import publication_from_dict
-    from qrepl.replay import Scenario, queue_rows_for
-    from qrepl.spark import get_spark
-    from qrepl.warehouse import Warehouse
+    from qrepl.storage.dbt_runner import dbt_invoke, run_queue_reader, stamp_publisher
+    from qrepl.core.model import publication_from_dict
+    from qrepl.tools.replay import Scenario, queue_rows_for
+    from qrepl.storage.spark import get_spark
+    from qrepl.storage.warehouse import Warehouse
 
     spark = get_spark()
     wh = Warehouse(spark, SCHEMA)

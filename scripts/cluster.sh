@@ -33,8 +33,8 @@ wait_port() {  # wait_port PORT PIDFILE NAME
 
 start() {
     mkdir -p "$DIR/work"
-    $PY -m qrepl.spark ensure-secret "$QREPL_SPARK_SECRET_FILE"
-    { read -r SPARK_HOME; read -r _; read -r CONF_DIR; } < <(QREPL_STATE_DIR="$DEPLOY" $PY -m qrepl.spark launch-settings)
+    $PY -m qrepl.storage.spark ensure-secret "$QREPL_SPARK_SECRET_FILE"
+    { read -r SPARK_HOME; read -r _; read -r CONF_DIR; } < <(QREPL_STATE_DIR="$DEPLOY" $PY -m qrepl.storage.spark launch-settings)
     export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
     if alive "$DIR/master.pid"; then echo "spark master already running at $MASTER_URL"; else
         echo "starting Spark master at $MASTER_URL (web UI http://127.0.0.1:$MASTER_UI_PORT)"

@@ -18,8 +18,8 @@ SECRETS="$QREPL_DEPLOY_DIR/secrets"
 write_env() {
     mkdir -p -m 700 "$QREPL_DEPLOY_DIR"
     chmod 700 "$QREPL_DEPLOY_DIR"  # a directory left open by an older qrepl
-    .venv/bin/python -m qrepl.spark ensure-secret "$SECRETS/spark-secret"
-    .venv/bin/python -m qrepl.spark ensure-secret "$SECRETS/thrift-password"
+    .venv/bin/python -m qrepl.storage.spark ensure-secret "$SECRETS/spark-secret"
+    .venv/bin/python -m qrepl.storage.spark ensure-secret "$SECRETS/thrift-password"
     local metastore; metastore=$(bash scripts/postgres.sh url)
     rm -f "$ENV_FILE.tmp"
     # created owner-only from its first byte (umask 077, noclobber: O_EXCL), then renamed
@@ -56,7 +56,7 @@ start() {
     marker="$QREPL_DEPLOY_DIR/.metastore_initialized"
     if [ ! -f "$marker" ]; then
         echo "creating the metastore schema and Hive lock tables (one JVM, before any other)"
-        .venv/bin/python -m qrepl.spark init-metastore
+        .venv/bin/python -m qrepl.storage.spark init-metastore
         touch "$marker"
     fi
     local cluster_rc=0

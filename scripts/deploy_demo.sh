@@ -11,13 +11,13 @@ export QREPL_SCHEMA="${QREPL_SCHEMA:-qrepl_deploy}"
 if [ ! -f "$QREPL_DEPLOY_DIR/.demo_loaded_$QREPL_SCHEMA" ]; then
     # one process (one JVM start) for the publication, two subscriptions and their first changes
     .venv/bin/python - <<'PY'
-from qrepl.capture import Subscriber
-from qrepl.service import create_publication, warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.services.service import create_publication, warehouse
 
 create_publication("publications/sales.yml", seed=True)
 wh = warehouse()
 wh.add_subscriptions(["north", "south"])
-north, south = Subscriber(wh, "north"), Subscriber(wh, "south")
+north, south = Subscriber(wh.schema, "north"), Subscriber(wh.schema, "south")
 for subscriber in (north, south):
     subscriber.replica.snapshot_from_publisher()
 with north.transaction() as t:

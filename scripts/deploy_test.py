@@ -9,7 +9,7 @@ up (scripts/deploy_test.sh starts them and stops them on exit), this script
    the shared metastore). The subscribers' replicas still hold the rows as they were, so their
    captures meet these changes; the publisher's trigger must stamp them before the first batch;
 2. runs AT THE SAME TIME, none waiting for another:
-   * three subscriber processes, each capturing transactions through `qrepl.capture.Subscriber`
+   * three subscriber processes, each capturing transactions through `qrepl.services.capture.Subscriber`
      (hot rows shared by all, multi-row transactions, inserts of the same keys, deletes);
    * a scheduler looping `dbt run --target thrift` (the plain dbt CLI, on the cluster);
    * a distribution agent looping `qrepl distribute`;
@@ -17,7 +17,7 @@ up (scripts/deploy_test.sh starts them and stops them on exit), this script
 4. checks that every replica equals the publisher, that every queued command is in exactly
    one batch and every transaction judged or quarantined exactly once, and that outcomes,
    conflicts, compensating commands, quarantine and the publisher equal the sequential
-   reference (`qrepl.reference`) fed with the captured transactions batch by batch, in the
+   reference (`qrepl.core.reference`) fed with the captured transactions batch by batch, in the
    batches the runs actually cut, starting from the publisher as the trigger stamped it (so
    the outside writes count exactly as if their writer had set new versions).
 
@@ -59,9 +59,9 @@ ORDER_LINES = [(100, 1), (100, 2), (101, 1)]
 def setup(schema: str) -> None:
     import csv
 
-    from qrepl.capture import Subscriber
-    from qrepl.service import create_publication, warehouse
-    from qrepl.warehouse import new_version
+    from qrepl.services.capture import Subscriber
+    from qrepl.services.service import create_publication, warehouse
+    from qrepl.storage.warehouse import new_version
 
     pub = create_publication(PROJECT / "publications" / "sales.yml", schema)
     wh = warehouse(schema)
@@ -72,7 +72,7 @@ def setup(schema: str) -> None:
         wh.upsert_rows(article.name, [{**row, "msrepl_tran_version": new_version()} for row in rows])
     wh.add_subscriptions(SUBSCRIBERS)
     for name in SUBSCRIBERS:
-        Subscriber(wh, name).replica.snapshot_from_publisher()
+        Subscriber(wh.schema, name).replica.snapshot_from_publisher()
     print(f"setup: publication sales in schema {schema}, subscribers {', '.join(SUBSCRIBERS)}", flush=True)
 
 
@@ -96,12 +96,11 @@ def foreign(schema: str, log_path: Path) -> None:
 def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> None:
     """One subscriber's application: `transactions` transactions, each decided on what its
     replica holds when it runs (distribution changes the replica underneath)."""
-    from qrepl.capture import Subscriber
-    from qrepl.model import ConfigError
-    from qrepl.service import warehouse
+    from qrepl.services.capture import Subscriber
+    from qrepl.core.model import ConfigError
 
     rng = random.Random(f"{schema}/{subscriber}")
-    sub = Subscriber(warehouse(schema), subscriber)
+    sub = Subscriber(schema, subscriber)
 
     def customer(cid: int) -> dict:
         return {"customer_id": cid, "name": f"{subscriber} #{cid}", "city": rng.choice(["Oslo", "Lima", "Pune"]),
@@ -314,11 +313,11 @@ def _clock(began: float) -> str:
 
 # -- the checks ---------------------------------------------------------------------------------
 def verify(schema: str, report_path: Path) -> int:
-    from qrepl.replica import table_at
-    from qrepl.model import canonical_key, normalize_row
-    from qrepl.reference import ReferenceReader
-    from qrepl.replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
-    from qrepl.service import warehouse
+    from qrepl.storage.replica import table_at
+    from qrepl.core.model import canonical_key, normalize_row
+    from qrepl.core.reference import ReferenceReader
+    from qrepl.tools.replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
+    from qrepl.services.service import warehouse
 
     wh = warehouse(schema)
     spark = wh.spark

@@ -62,7 +62,7 @@ result() {  # result NAME REFUSED(0/1) DETAIL
 {
     "$PY" - <<'PY'
 import os
-from qrepl.spark import postgresql_metastore
+from qrepl.storage.spark import postgresql_metastore
 url = os.environ.get("QREPL_METASTORE", "")
 if url:
     _, _, password = postgresql_metastore(url)
@@ -77,7 +77,7 @@ echo "other_user_check: as OS user $OTHER against $QREPL_DEPLOY_DIR ($(wc -l < "
 
 # A Python-layer JVM on the metastore, alive while the other user looks at ps and /proc
 "$PY" -c "
-from qrepl.spark import get_spark
+from qrepl.storage.spark import get_spark
 get_spark().sql('show databases').collect()
 print('session up', flush=True)
 import time; time.sleep(900)

@@ -22,21 +22,24 @@ unset QREPL_STATE_DIR QREPL_PROJECT_DIR DBT_TARGET_PATH DBT_LOG_PATH  # as a use
 echo "package-check: qrepl --help ok"
 "$WORK/venv/bin/python" - <<'PY'
 from pathlib import Path
-import qrepl.spark as spark
+import qrepl.storage.spark as spark
 
 project = spark.PROJECT_DIR
-assert Path(spark.__file__).parent / "dbt_project" == project, f"not the packaged project: {project}"
+assert Path(spark.__file__).parents[1] / "dbt_project" == project, f"not the packaged project: {project}"
 for part in ("dbt_project.yml", "models/marts/conflicts.sql", "macros/judge/judge_command.sql",
              "profiles.yml", "seeds/demo_customers.csv", "publications/sales.yml"):
     assert (project / part).is_file(), f"missing from the package: {part}"
 assert spark.WORK_DIR == Path.cwd().resolve() and spark.state_dir() == Path.cwd().resolve() / ".qrepl_state"
-from qrepl import viewer  # its templates are package data
+from qrepl.services import viewer  # its templates are package data
+from qrepl.storage.spark import LOCK_TABLES_SQL  # package data too
+
+assert LOCK_TABLES_SQL.is_file(), f"missing from the package: {LOCK_TABLES_SQL}"
 
 viewer.render_viewer([], Path("viewer"))
 print(f"package-check: packaged dbt project at {project}; state and outputs under {Path.cwd()}")
 PY
 # dbt itself reads the packaged project (parse needs no Spark session); target/ lands here
-PROJECT="$("$WORK/venv/bin/python" -c 'from qrepl.spark import PROJECT_DIR; print(PROJECT_DIR)')"
+PROJECT="$("$WORK/venv/bin/python" -c 'from qrepl.storage.spark import PROJECT_DIR; print(PROJECT_DIR)')"
 DBT_TARGET_PATH="$PWD/target" DBT_LOG_PATH="$PWD/logs" "$WORK/venv/bin/dbt" parse --quiet \
     --project-dir "$PROJECT" --profiles-dir "$PROJECT"
 test -s target/manifest.json

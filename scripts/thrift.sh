@@ -36,8 +36,8 @@ build_authenticator() {  # build_authenticator SPARK_HOME -> prints the class di
 start() {
     if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo "thrift server already running"; return; fi
     mkdir -p -m 700 "$STATE"
-    $PY -m qrepl.spark ensure-secret "$QREPL_THRIFT_PASSWORD_FILE"
-    { read -r SPARK_HOME; read -r CLASS_PATH; read -r CONF_DIR; } < <($PY -m qrepl.spark launch-settings)
+    $PY -m qrepl.storage.spark ensure-secret "$QREPL_THRIFT_PASSWORD_FILE"
+    { read -r SPARK_HOME; read -r CLASS_PATH; read -r CONF_DIR; } < <($PY -m qrepl.storage.spark launch-settings)
     CLASS_PATH="$CLASS_PATH:$(build_authenticator "$SPARK_HOME")"
     export SPARK_HOME SPARK_CONF_DIR="$CONF_DIR" SPARK_LOCAL_IP=127.0.0.1 TZ=UTC
     local cluster=()

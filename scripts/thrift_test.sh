@@ -10,7 +10,7 @@ export QREPL_STATE_DIR="$PWD/.qrepl_state/thrift"
 export QREPL_SCHEMA=qrepl_thrift QREPL_THRIFT_PORT="${QREPL_THRIFT_PORT:-10000}"
 SCENARIO=scenarios/publisher_wins_basic.json
 rm -rf "$QREPL_STATE_DIR"
-.venv/bin/python -m qrepl.thrift_check prepare "$SCENARIO"
+.venv/bin/python -m qrepl.tools.thrift_check prepare "$SCENARIO"
 trap 'bash scripts/thrift.sh stop' EXIT
 bash scripts/thrift.sh start
 # the server's generated password (scripts/thrift.sh), for dbt (profiles.yml) and PyHive
@@ -22,4 +22,4 @@ QREPL_TARGET=thrift .venv/bin/dbt build --project-dir . --profiles-dir . --targe
 .venv/bin/python python/tests/e2e/thrift_two_runs.py "$QREPL_SCHEMA"
 bash scripts/thrift.sh stop
 trap - EXIT
-.venv/bin/python -m qrepl.thrift_check verify "$SCENARIO"
+.venv/bin/python -m qrepl.tools.thrift_check verify "$SCENARIO"

@@ -5,7 +5,7 @@
         PostgreSQL one and through a Thrift server alike. Its properties name the holder.
         A second `dbt run` / `qrepl run` fails fast here, naming the holder; `on-run-end`
         releases the lock (also after a failed model).
-        Its one row is the holder's lease (python/qrepl/run_lock.py): a token, a renewal
+        Its one row is the holder's lease (python/qrepl/storage/run_lock.py): a token, a renewal
         count, the time it was last renewed and lease_seconds. `qrepl run` passes its token
         and lease (QREPL_RUN_TOKEN, QREPL_RUN_LEASE) and renews the lease from a thread while
         it runs; a lock whose lease expired is recovered by the next `qrepl run`. A plain

@@ -1,7 +1,7 @@
 {% macro qrepl_release_run_lock() %}
     {#- Drop the run lock if this run holds it (never another run's lock): its invocation id
         in the properties and its token in the row. Not a compare-and-swap MERGE: the lease
-        keeper of `qrepl run` (python/qrepl/run_lock.py) may renew the lease at this very
+        keeper of `qrepl run` (python/qrepl/storage/run_lock.py) may renew the lease at this very
         moment, and two MERGEs on the lock's row make one of them fail its commit, which
         here would fail the run. A lock whose lease expired and that another process claimed
         carries that process's token, so it is not dropped here. -#}

@@ -61,7 +61,7 @@
 {% macro _qrepl_queue_columns() %}
     {#- The queue's columns, as documented on the source (models/staging/_sources.yml), which
         python/tests/unit/test_queue_columns.py holds equal to the table the Python layer makes
-        (QUEUE_SCHEMA in python/qrepl/warehouse.py): one list, so a column added to the queue
+        (QUEUE_SCHEMA in python/qrepl/storage/warehouse.py): one list, so a column added to the queue
         cannot be silently left out of the batch. -#}
     {%- set columns = [] -%}
     {%- for node in graph.sources.values() if node.source_name == 'qrepl' and node.name == 'replication_queue' -%}

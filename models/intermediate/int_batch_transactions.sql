@@ -64,7 +64,7 @@ batch_transactions as (
 clocked as (
 
     -- The order the captures reached the queue, never a host's clock (docs/spec.md §5, Order;
-    -- qrepl.reference.processing_order): by queue_order, the commit that appended the
+    -- qrepl.core.reference.processing_order): by queue_order, the commit that appended the
     -- transaction; within one commit each subscriber's transactions by tran_seq, the
     -- subscribers interleaved by the latest enqueued_at of the subscriber's transactions so far
     -- in that commit (a clock stepping back inside a commit cannot put a subscriber's later

@@ -37,6 +37,6 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="session")
 def spark():
     """One embedded Spark (and Derby metastore) for the whole test run."""
-    from qrepl.spark import get_spark
+    from qrepl.storage.spark import get_spark
 
     return get_spark()

@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from decimal import Decimal
 
-from qrepl.model import canonical_key, dumps, publication_from_dict
+from qrepl.core.model import canonical_key, dumps, publication_from_dict
 
 PUBLICATION = {
     "publication": "exact", "policy": "publisher_wins",

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute, reinitialize
-from qrepl.enqueue import enqueue_file
-from qrepl.model import publication_from_dict
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.enqueue import enqueue_file
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse
 
 SCHEMA = "qrepl_pyfaults"
 SUBSCRIBERS = ("a", "b", "c")
@@ -63,9 +63,9 @@ def build_base(spark) -> Warehouse:
                                  for i in (1, 2, 3)])
     for s in ("a", "b"):
         add_subscription(SCHEMA, s, echo=lambda _: None)
-    with Subscriber(wh, "a").transaction("a1") as t:
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "A"})
-    with Subscriber(wh, "b").transaction("b1") as t:
+    with Subscriber(wh.schema, "b").transaction("b1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "B"})
         t.delete("customers", {"customer_id": 2})
     history = run_reader(SCHEMA, echo=lambda _: None)
@@ -75,7 +75,7 @@ def build_base(spark) -> Warehouse:
 
 
 def _capture(wh: Warehouse) -> None:
-    with Subscriber(wh, "a").transaction("a2") as t:
+    with Subscriber(wh.schema, "a").transaction("a2") as t:
         t.update("customers", {"customer_id": 3}, {"city": "A3"})
         t.insert("customers", {"customer_id": 4, "city": "A4"})
 
@@ -84,12 +84,12 @@ def _enqueue(wh: Warehouse, tmp: Path) -> None:
     path = tmp / "changes.jsonl"
     path.write_text(json.dumps({"tran_id": "file-1", "article": "customers", "op": "U",
                                 "row": {"customer_id": 3, "city": "F"}, "old_version": VERSION(3)}) + "\n")
-    enqueue_file(wh, "a", path, progress=lambda _: None)
+    enqueue_file(wh.schema, "a", path, progress=lambda _: None)
 
 
 OPERATIONS: dict[str, Callable] = {
-    "distribute": lambda wh, tmp: distribute(wh),
-    "reinitialize": lambda wh, tmp: reinitialize(wh, "b"),
+    "distribute": lambda wh, tmp: distribute(wh.schema),
+    "reinitialize": lambda wh, tmp: reinitialize(wh.schema, "b"),
     "subscription_add": lambda wh, tmp: add_subscription(SCHEMA, "c", echo=lambda _: None),
     "capture": lambda wh, tmp: _capture(wh),
     "enqueue": _enqueue,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from qrepl.model import publication_from_dict
-from qrepl.warehouse import Warehouse
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.warehouse import Warehouse
 
 CUSTOMERS = {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}
 V = "00000000-0000-4000-8000-{:012d}".format

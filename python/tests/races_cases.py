@@ -1,5 +1,5 @@
 """Issue 39's queue cases as test data, played the same way on the reference (unit/) and on
-Spark + dbt (spark/): a backend of qrepl.replay (ReferenceBackend or SparkBackend) goes
+Spark + dbt (spark/): a backend of qrepl.tools.replay (ReferenceBackend or SparkBackend) goes
 through the steps, and the outputs are compared with what the case expects."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ DROP_THEN_ADD_EXPECTED = {
 
 def oversize_delete_key(backend) -> dict:
     """A D command whose (canonical) key is over 64 KiB, beside a good transaction."""
-    from qrepl.model import MAX_KEY_BYTES
+    from qrepl.core.model import MAX_KEY_BYTES
 
     publisher(backend)
     big = json.dumps({"tag": "k" * MAX_KEY_BYTES}, separators=(",", ":"))

@@ -7,7 +7,7 @@ import pathlib
 import re
 from typing import Any
 
-from qrepl.model import CONFLICT_CODES
+from qrepl.core.model import CONFLICT_CODES
 
 XSS = '</script><img src=x onerror="window.__qrepl_pwned=1">'
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.replay import SparkBackend, load_scenario, play
+from qrepl.tools.replay import SparkBackend, load_scenario, play
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
@@ -39,7 +39,7 @@ def docs_url(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     result = CliRunner().invoke(main, ["dbt", "docs", "generate", "--schema", SCHEMA])
     assert result.exit_code == 0, result.output
 
-    from qrepl.spark import WORK_DIR
+    from qrepl.storage.spark import WORK_DIR
 
     target = Path(os.environ.get("DBT_TARGET_PATH", WORK_DIR / "target"))
     site = tmp_path_factory.mktemp("dbt-docs")

@@ -1,4 +1,4 @@
-"""The static conflict viewer (qrepl.viewer) in a real headless Chromium (via chromedriver),
+"""The static conflict viewer (qrepl.services.viewer) in a real headless Chromium (via chromedriver),
 driven like a person would: filters, shared links, side-by-side rows, charts."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qrepl.viewer import render_viewer
+from qrepl.services.viewer import render_viewer
 from viewer_samples import XSS, sample_conflicts
 
 pytestmark = pytest.mark.browser

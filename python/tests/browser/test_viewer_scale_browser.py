@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from qrepl.service import write_conflict_viewer
+from qrepl.services.service import write_conflict_viewer
 from queue_fixtures import CUSTOMERS, customers_publication
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]

@@ -22,10 +22,10 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from qrepl import faults
-from qrepl.dbt_runner import run_queue_reader
-from qrepl.replay import SCENARIO_EPOCH, SparkBackend, load_scenario, normalized_outputs, play
-from qrepl.run_lock import wait_until_free
+from qrepl.storage import faults
+from qrepl.storage.dbt_runner import run_queue_reader
+from qrepl.tools.replay import SCENARIO_EPOCH, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.storage.run_lock import wait_until_free
 
 
 def _announced_kill(k: int, label: str) -> None:
@@ -48,7 +48,7 @@ class KilledRun(SparkBackend):
 
 def _update_update(schema: str) -> dict:
     """The scenario's first update_update conflict the publisher won: the one resolved by hand."""
-    from qrepl.service import list_conflicts
+    from qrepl.services.service import list_conflicts
 
     return next(c for c in list_conflicts(schema) if c["conflict_type"] == "update_update" and c["winner"] == "publisher")
 
@@ -56,7 +56,7 @@ def _update_update(schema: str) -> dict:
 def _resolve_and_die(schema: str) -> int:
     """Resolve the scenario's first update_update conflict (keep subscriber) and die right after
     the resolve's publisher write."""
-    from qrepl.service import resolve_conflict
+    from qrepl.services.service import resolve_conflict
 
     conflict = _update_update(schema)
 
@@ -72,7 +72,7 @@ def _resolve_and_die(schema: str) -> int:
 
 
 def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
-    from qrepl.service import resolve_conflict
+    from qrepl.services.service import resolve_conflict
 
     if mode == "resolve-kill":
         play(scenario, SparkBackend(scenario, schema))

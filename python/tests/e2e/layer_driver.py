@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python/tests: the shared helpers
 
 from python_layer_ops import OPERATIONS, RETRY_IS_NEW_WORK, SCHEMA, build_base, captured_commands, state  # noqa: E402
-from qrepl import faults  # noqa: E402
-from qrepl.spark import get_spark  # noqa: E402
-from qrepl.warehouse import Warehouse  # noqa: E402
+from qrepl.storage import faults  # noqa: E402
+from qrepl.storage.spark import get_spark  # noqa: E402
+from qrepl.storage.warehouse import Warehouse  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from qrepl.replay import SparkBackend, load_scenario, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import SparkBackend, load_scenario, normalized_outputs, play, scenario_from_dict
 
 
 def first_batch(path: Path):

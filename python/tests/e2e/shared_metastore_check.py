@@ -1,6 +1,6 @@
 """Several qrepl JVMs on one PostgreSQL-backed metastore (docs/deploying.md): started by the
 project's own script, concurrent Iceberg commits from separate processes all land (Iceberg's
-Hive locks on, their tables created by qrepl.spark), and the lock table is empty afterwards.
+Hive locks on, their tables created by qrepl.storage.spark), and the lock table is empty afterwards.
 
 `make concurrency` runs it (named *_check so `make test` does not collect it). CI covers separate
 JVMs on one PostgreSQL metastore through `make deploy-test`; what only this check adds is two
@@ -18,20 +18,20 @@ PROJECT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.e2e
 
 SETUP = """
-from qrepl.spark import get_spark
+from qrepl.storage.spark import get_spark
 spark = get_spark()
 spark.sql("create database shared_probe")
 spark.sql("create table shared_probe.events (writer string, n int) using iceberg")
 """
 
 LOCKER = """
-from qrepl.spark import get_spark
+from qrepl.storage.spark import get_spark
 get_spark().sql("create table shared_probe.qrepl_run_lock using iceberg as select 1 as held")
 """
 
 WRITER = """
 import sys
-from qrepl.spark import get_spark
+from qrepl.storage.spark import get_spark
 spark = get_spark()
 for n in range(int(sys.argv[2])):
     spark.createDataFrame([(sys.argv[1], n)], "writer string, n int").writeTo("shared_probe.events").append()
@@ -39,7 +39,7 @@ print("rows seen by", sys.argv[1], spark.table("shared_probe.events").count())
 """
 
 READER = """
-from qrepl.spark import get_spark
+from qrepl.storage.spark import get_spark
 spark = get_spark()
 rows = spark.table("shared_probe.events").groupBy("writer").count().collect()
 print(sorted((r["writer"], r["count"]) for r in rows))
@@ -76,7 +76,7 @@ def python(env: dict, code: str, *args: str) -> subprocess.Popen:
 
 def test_concurrent_commits_from_separate_jvms_all_land(postgres_metastore):
     env = postgres_metastore
-    init = subprocess.run([sys.executable, "-m", "qrepl.spark", "init-metastore"], cwd=PROJECT, env=env,
+    init = subprocess.run([sys.executable, "-m", "qrepl.storage.spark", "init-metastore"], cwd=PROJECT, env=env,
                           capture_output=True, text=True)
     assert init.returncode == 0, init.stderr[-2000:]
     assert "metastore ready: jdbc:postgresql://127.0.0.1:" in init.stdout

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ def captured_and_run(spark):
     subs = {}
     for name in ("a", "b"):
         wh.add_subscription(name)
-        subs[name] = Subscriber(wh, name)
+        subs[name] = Subscriber(wh.schema, name)
         subs[name].replica.snapshot_from_publisher()
 
     with subs["a"].transaction("a1") as t:
@@ -68,7 +68,7 @@ def test_capture_run_distribute(captured_and_run):
     assert all(q["old_version"] in (V1, V2) for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
-    delivered = distribute(wh)
+    delivered = distribute(wh.schema)
     assert (delivered["a"]["compensations"], delivered["b"]["compensations"]) == (0, 2)
     assert delivered["b"]["rows_delivered"] == 2  # customer 1 (a's city) and customer 2 (restored)
 
@@ -82,7 +82,7 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
     """`dbt build` on the local target after the run above: a second (empty) batch through the
     incremental path, and every schema and singular data test and every dbt unit test of the
     judging and resolving models passes."""
-    from qrepl.dbt_runner import dbt_invoke
+    from qrepl.storage.dbt_runner import dbt_invoke
 
     res = dbt_invoke(["build"], SCHEMA)
     statuses = {r.node.resource_type: set() for r in res.result}
@@ -98,11 +98,11 @@ def test_distribution_brings_every_replica_to_the_publisher(captured_and_run):
     """After distribution every subscriber's replica equals the publisher (rows and versions):
     compensations to the loser, the winner's change to everyone, conflicts to their
     subscriber when not centralized; delivering twice changes nothing."""
-    from qrepl.distribution import distribute
+    from qrepl.services.distribution import distribute
 
     wh, subs, _, _ = captured_and_run
-    first = distribute(wh)  # after test_capture_run_distribute's delivery, if it ran first
-    second = distribute(wh)
+    first = distribute(wh.schema)  # after test_capture_run_distribute's delivery, if it ran first
+    second = distribute(wh.schema)
     assert all(c == {"compensations": 0, "rows_delivered": 0, "conflicts": 0} for c in second.values())
     # centralized_conflicts: false -> each conflict also goes to its originating subscriber
     assert first["a"]["conflicts"] == 0
@@ -120,8 +120,8 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
     import os
     from pathlib import Path
 
-    from qrepl.dbt_runner import dbt_invoke
-    from qrepl.spark import PROJECT_DIR
+    from qrepl.storage.dbt_runner import dbt_invoke
+    from qrepl.storage.spark import PROJECT_DIR
 
     dbt_invoke(["docs", "generate"], SCHEMA)
     target = Path(os.environ.get("DBT_TARGET_PATH", PROJECT_DIR / "target"))
@@ -148,7 +148,7 @@ def test_dbt_docs_show_lineage_from_queue_to_viewer(captured_and_run):
 def test_policy_cannot_change_while_subscribed(captured_and_run):
     """'The policy of a publication may be changed only while it has no subscriptions; any
     attempt otherwise fails with a clear error and changes nothing.'"""
-    from qrepl.model import ConfigError
+    from qrepl.core.model import ConfigError
 
     wh = captured_and_run[0]
     with pytest.raises(ConfigError, match="has subscriptions"):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from qrepl import faults
-from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.storage import faults
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

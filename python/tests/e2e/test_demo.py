@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.demo import run_demo
+from qrepl.tools.demo import run_demo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

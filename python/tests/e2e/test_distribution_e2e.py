@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.replica import replica_schema
-from qrepl.distribution import distribute, reinitialize
-from qrepl.maintenance import maintain
-from qrepl.enqueue import enqueue_file
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.services.capture import Subscriber
+from qrepl.storage.replica import replica_schema
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.maintenance import maintain
+from qrepl.services.enqueue import enqueue_file
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ def _setup(spark, schema: str, policy: str) -> tuple[Warehouse, dict[str, Subscr
     subs = {}
     for name in SUBSCRIBERS:
         wh.add_subscription(name)
-        subs[name] = Subscriber(wh, name)
+        subs[name] = Subscriber(wh.schema, name)
         subs[name].replica.snapshot_from_publisher()
     return wh, subs
 
@@ -84,7 +84,7 @@ def publisher_wins_loop(spark, tmp_path_factory):
         {"tran_id": "sf2", "article": "customers", "op": "I",
          "row": {"customer_id": 7, "city": "Metz", "credit_limit": "1.00"}},
     ]) + "\n")
-    report = enqueue_file(wh, "south", path, progress=lambda _: None)
+    report = enqueue_file(wh.schema, "south", path, progress=lambda _: None)
     # a publisher-local write between runs (a job at the publisher), with a new version
     wh.upsert_rows("customers", [{"customer_id": 4, "city": "HQ", "credit_limit": "1.00",
                                   "msrepl_tran_version": new_version()}])
@@ -93,8 +93,8 @@ def publisher_wins_loop(spark, tmp_path_factory):
     with north.transaction("n2") as t:
         t.update("customers", {"customer_id": 5}, {"city": "offline"})
     progress: list[str] = []
-    first = distribute(wh, progress=progress.append)
-    second = distribute(wh)
+    first = distribute(wh.schema, progress=progress.append)
+    second = distribute(wh.schema)
     return wh, subs, report, history, first, second, progress
 
 
@@ -124,13 +124,13 @@ def test_maintain_keeps_what_distribution_needs(publisher_wins_loop):
     wh, subs = publisher_wins_loop[:2]
     snapshots = f"{wh.table('customers')}.snapshots"
     before = wh.spark.table(snapshots).count()
-    lines = maintain(wh)
+    lines = maintain(wh.schema)
     assert len(lines) == 2 and lines[0].startswith("customers: ")
     assert wh.spark.table(snapshots).count() < before
-    assert all(c["rows_delivered"] == 0 for c in distribute(wh).values())
+    assert all(c["rows_delivered"] == 0 for c in distribute(wh.schema).values())
     wh.upsert_rows("customers", [{"customer_id": 6, "city": "late", "credit_limit": "6.00",
                                   "msrepl_tran_version": new_version()}])
-    assert {n: c["rows_delivered"] for n, c in distribute(wh).items()} == dict.fromkeys(SUBSCRIBERS, 1)
+    assert {n: c["rows_delivered"] for n, c in distribute(wh.schema).items()} == dict.fromkeys(SUBSCRIBERS, 1)
     _assert_replicas_equal_publisher(wh, subs, {"north": {("customers", (5,))}})
 
 
@@ -150,11 +150,11 @@ def test_reinitialization_brings_the_subscriber_back(spark):
         t.update("order_lines", {"order_id": 100, "line_no": 2}, {"quantity": 20})
     run_reader("qrepl_dist_reinit", echo=lambda _: None)
     assert wh.subscription("south")["status"] == "reinit_pending"
-    report = distribute(wh)
+    report = distribute(wh.schema)
     assert report["south"]["rows_delivered"] == 0
     assert subs["south"].replica.row("customers", {"customer_id": 6})["city"] == "Brest"  # not yet replaced
     lines: list[str] = []
-    assert reinitialize(wh, "south", progress=lines.append) == 1
+    assert reinitialize(wh.schema, "south", progress=lines.append) == 1
     assert [line.split(" (")[0] for line in lines] == ["south: snapshot of customers", "south: snapshot of order_lines"]
     sub = wh.subscription("south")
     assert (sub["status"], sub["generation"]) == ("active", 1)
@@ -163,6 +163,6 @@ def test_reinitialization_brings_the_subscriber_back(spark):
     with south.transaction("s3") as t:
         t.update("customers", {"customer_id": 6}, {"city": "Brest"})
     run_reader("qrepl_dist_reinit", echo=lambda _: None)
-    distribute(wh)
+    distribute(wh.schema)
     _assert_replicas_equal_publisher(wh, subs)
     assert {r["customer_id"]: r for r in wh.publisher_rows("customers")}[6]["city"] == "Brest"

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e
 

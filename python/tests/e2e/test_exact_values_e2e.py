@@ -13,15 +13,15 @@ from decimal import Decimal
 import pytest
 from click.testing import CliRunner
 
-from qrepl.capture import Subscriber
+from qrepl.services.capture import Subscriber
 from qrepl.cli import main
-from qrepl.distribution import distribute
-from qrepl.model import ConfigError, publication_from_dict
-from qrepl.replica import replica_schema
-from qrepl.replica import Replica
-from qrepl.service import add_subscription, list_conflicts, run_reader
-from qrepl.whatif import whatif
-from qrepl.warehouse import Warehouse
+from qrepl.services.distribution import distribute
+from qrepl.core.model import ConfigError, publication_from_dict
+from qrepl.storage.replica import replica_schema
+from qrepl.storage.replica import Replica
+from qrepl.services.service import add_subscription, list_conflicts, run_reader
+from qrepl.tools.whatif import whatif
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e
 
@@ -92,7 +92,7 @@ def test_decimal_38_digits_exact_through_enqueue_and_reader(spark, tmp_path):
         result = CliRunner().invoke(main, ["enqueue", str(path), "--subscriber", "north", "--schema", SCHEMA])
         assert result.exit_code == 0 and "rejected" not in result.output.replace("0 record(s) rejected", ""), result.output
 
-    sub = Subscriber(wh, "north")
+    sub = Subscriber(wh.schema, "north")
     sub.replica.snapshot_from_publisher()
     with pytest.raises(ConfigError, match="does not fit decimal\\(18,2\\) exactly"):
         with sub.transaction("cap_bad") as t:
@@ -120,7 +120,7 @@ def test_decimal_38_digits_exact_through_enqueue_and_reader(spark, tmp_path):
     assert rows[("2026-01-04", 1)]["amount"] == Decimal("-" + NEAR_FLOAT)
     assert (rows[("2026-01-01", 1)]["ratio"], rows[("2026-01-01", 1)]["flag"]) == (1.100000023841858, -128)
 
-    distribute(wh, progress=lambda *_: None)
+    distribute(wh.schema, progress=lambda *_: None)
     replica_table = Warehouse(spark, replica_schema(wh, "north")).table("entries")
     replica = {(str(r["day"]), r["seq"]): r.asDict() for r in spark.table(replica_table).collect()}
     assert replica == rows
@@ -140,7 +140,7 @@ def test_decimal_38_digits_exact_through_enqueue_and_reader(spark, tmp_path):
     # update of the same row then meets its conflict, whose images keep every digit and byte
     add_subscription(SCHEMA, "west", update_mode="immediate", echo=lambda *_: None)
     key = {"at": "0001-01-01T00:00:00.000000Z", "local": datetime(1, 1, 1, 0, 0, 0, 1)}
-    with Subscriber(wh, "west").transaction("imm1") as t:
+    with Subscriber(wh.schema, "west").transaction("imm1") as t:
         t.update("events", key, {"ts": "1969-12-31T23:59:59.999998Z", "payload": b"\xff"})
     with sub.transaction("cap2") as t:
         t.update("events", key, {"payload": b""})
@@ -158,7 +158,7 @@ def test_decimal_38_digits_exact_through_enqueue_and_reader(spark, tmp_path):
 
     # what-if replays the batches from the publisher as it was before them, timestamps of year
     # 0001 included (the immediate commit is no batch's: north's update applies there)
-    rows = whatif(wh, [], 1, reference=True)["publisher_wins"]["rows"]
+    rows = whatif(wh.schema, [], 1, reference=True)["publisher_wins"]["rows"]
     replayed = rows[("events", tuple(json.loads(conflict["row_key"]).values()))]
     assert (replayed["ts"], replayed["payload"]) == ("1969-12-31T23:59:59.999999Z", "")
     assert rows[("events", ("2026-03-29T00:30:00.000001Z", "2026-03-29T02:30:00.000000"))]["payload"] == ALL_BYTES

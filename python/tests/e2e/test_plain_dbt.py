@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from qrepl.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
 
 pytestmark = pytest.mark.e2e
 

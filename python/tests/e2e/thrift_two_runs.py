@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyhive import hive
 
-from qrepl.model import check_identifier
+from qrepl.core.model import check_identifier
 
 PROJECT = Path(__file__).resolve().parents[3]
 

@@ -13,11 +13,11 @@ import threading
 
 import pytest
 
-from qrepl.capture import Subscriber
-from qrepl.model import publication_from_dict
-from qrepl.replica import replica_schema
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.services.capture import Subscriber
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.replica import replica_schema
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 
@@ -39,16 +39,16 @@ def test_two_captures_committing_at_once_for_one_subscriber_are_both_applied(spa
     def capture(customer_id: int) -> None:
         """One capturing process: its own warehouse handle, waiting at the queue append until
         the other capture has also chosen its commit number and transaction id."""
-        mine = Warehouse(spark, SCHEMA)
-        append = mine.append_queue
+        sub = Subscriber(SCHEMA, "s1")
+        append = sub.warehouse.append_queue
 
         def append_together(rows):
             both_ready.wait()
             append(rows)
 
-        mine.append_queue = append_together
+        sub.warehouse.append_queue = append_together
         try:
-            with Subscriber(mine, "s1").transaction() as t:
+            with sub.transaction() as t:
                 t.insert("customers", {"customer_id": customer_id, "city": f"city{customer_id}"})
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)

@@ -15,12 +15,12 @@ import pytest
 
 from python_layer_ops import SCHEMA as BASE_SCHEMA
 from python_layer_ops import build_base
-from qrepl import faults
-from qrepl.capture import Subscriber
-from qrepl.distribution import distribute
-from qrepl.replica import replica_schema
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.storage import faults
+from qrepl.services.capture import Subscriber
+from qrepl.services.distribution import distribute
+from qrepl.storage.replica import replica_schema
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 
@@ -36,7 +36,7 @@ def _rows(wh: Warehouse, schema: str) -> list[tuple]:
 
 def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
     wh = build_base(spark)  # b's first transaction was rejected: its compensations are pending
-    with Subscriber(wh, "b").transaction("b2") as t:  # stale again: the next run rejects it too
+    with Subscriber(wh.schema, "b").transaction("b2") as t:  # stale again: the next run rejects it too
         t.update("customers", {"customer_id": 1}, {"city": "B2"})
     batches_before = {c["batch_id"] for c in _compensations(wh, "b")}
 
@@ -45,7 +45,7 @@ def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
     faults.arm_at_label(f"python merge into {replica_schema(wh, 'b')}.customers",
                         lambda k, label: run_reader(BASE_SCHEMA, echo=lambda _: None))
     try:
-        distribute(wh)
+        distribute(wh.schema)
     finally:
         faults.disarm()
     late = [c for c in _compensations(wh, "b") if c["batch_id"] not in batches_before]
@@ -53,7 +53,7 @@ def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
     assert all(c["delivered_at"] is None for c in late), \
         "distribution stamped compensating commands of a run it never read as delivered"
 
-    distribute(wh)  # the next delivery sends them
+    distribute(wh.schema)  # the next delivery sends them
     assert all(c["delivered_at"] is not None for c in _compensations(wh, "b"))
     assert _rows(wh, replica_schema(wh, "b")) == _rows(wh, BASE_SCHEMA), \
         "b's replica kept its rejected change after every delivery"

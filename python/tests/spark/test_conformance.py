@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 
 pytestmark = pytest.mark.spark
 

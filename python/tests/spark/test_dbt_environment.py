@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from qrepl.dbt_runner import dbt_invoke
-from qrepl.service import warehouse
+from qrepl.storage.dbt_runner import dbt_invoke
+from qrepl.services.service import warehouse
 
 pytestmark = pytest.mark.spark
 

@@ -16,8 +16,8 @@ from exact_values_catalogue import (
     ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
     SUBSCRIBERS, TYPED_CASES, expected_decimal, queue_rows,
 )
-from qrepl.model import canonical_key
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
+from qrepl.core.model import canonical_key
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_exact"
@@ -145,8 +145,8 @@ def test_python_canonical_timestamp_key_text_equals_spark_to_json(spark):
 
     from pyspark.sql import functions as F
 
-    from qrepl.model import Article
-    from qrepl.warehouse import JSON_OPTIONS
+    from qrepl.core.model import Article
+    from qrepl.storage.warehouse import JSON_OPTIONS
 
     walls = [datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999), datetime(1969, 12, 31, 23, 59, 59, 999999),
              datetime(1970, 1, 1), datetime(2024, 2, 29, 12), datetime(1900, 2, 28, 23, 59, 59, 1)]

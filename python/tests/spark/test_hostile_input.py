@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from hostile_catalogue import BATCH_TIME, GOOD, HOSTILE, PUBLICATION, PUBLISHER_ROWS, SUBSCRIBERS, queue_rows
-from qrepl.model import REJECT_WHOLE_TRANSACTION
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
+from qrepl.core.model import REJECT_WHOLE_TRANSACTION
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_hostile"

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.model import ConfigError, publication_from_dict
-from qrepl.spark import PROJECT_DIR
-from qrepl.warehouse import ARTICLES_SCHEMA, Warehouse
+from qrepl.core.model import ConfigError, publication_from_dict
+from qrepl.storage.spark import PROJECT_DIR
+from qrepl.storage.warehouse import ARTICLES_SCHEMA, Warehouse
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_names"

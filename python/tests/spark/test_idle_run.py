@@ -14,8 +14,8 @@ import pytest
 from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
 from queue_fixtures import queued_update as _command
 
-from qrepl.dbt_runner import run_queue_reader
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import run_queue_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

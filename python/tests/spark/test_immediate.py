@@ -9,15 +9,16 @@ from datetime import datetime
 
 import pytest
 
-from qrepl import faults, immediate
-from qrepl.capture import Subscriber
-from qrepl.dbt_runner import stamp_publisher
-from qrepl.distribution import distribute
-from qrepl.model import ConfigError, ConflictError, publication_from_dict
-from qrepl.reference import ReferenceReader
-from qrepl.replica import Replica
-from qrepl.service import add_subscription, run_reader, set_mode
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.services import immediate
+from qrepl.storage import faults
+from qrepl.services.capture import Subscriber
+from qrepl.storage.dbt_runner import stamp_publisher
+from qrepl.services.distribution import distribute
+from qrepl.core.model import ConfigError, ConflictError, publication_from_dict
+from qrepl.core.reference import ReferenceReader
+from qrepl.storage.replica import Replica
+from qrepl.services.service import add_subscription, run_reader, set_mode
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.spark
 
@@ -63,7 +64,7 @@ def local_write(wh: Warehouse, customer_id: int, city: str) -> str:
 
 
 def test_immediate_commit_applies_at_publisher_then_replica(wh):
-    sub = Subscriber(wh, "imm")
+    sub = Subscriber(wh.schema, "imm")
     with sub.transaction() as t:
         v1 = t.update("customers", {"customer_id": 1}, {"city": "Oslo"})
         v4 = t.insert("customers", {"customer_id": 4, "city": "Bergen"})
@@ -84,12 +85,12 @@ def test_immediate_commit_applies_at_publisher_then_replica(wh):
     finally:
         faults.disarm()
     assert publisher(wh)[3]["msrepl_tran_version"] == v3 and replica(wh)[3]["city"] == "city3"
-    distribute(wh)
+    distribute(wh.schema)
     assert replica(wh) == publisher(wh)
 
 
 def test_a_conflict_on_one_row_of_a_multi_row_transaction_rolls_back_all(wh):
-    sub = Subscriber(wh, "imm")
+    sub = Subscriber(wh.schema, "imm")
     moved = local_write(wh, 2, "Paris")  # the subscriber has not received it
     before_publisher, before_replica = publisher(wh), replica(wh)
     with pytest.raises(ConflictError) as err, sub.transaction("t-conflict") as t:
@@ -115,8 +116,8 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
     """A second writer commits to a row of the transaction after the publisher check and
     before the MERGE (and, for the second article, after the first article committed): the
     MERGE's compare-and-swap refuses, the first article is put back, ConflictError names the row."""
-    sub = Subscriber(wh, "imm")
-    check = immediate.find_mismatches
+    sub = Subscriber(wh.schema, "imm")
+    check = immediate._find_mismatches
     written: list[str] = []
 
     def check_then_concurrent_write(*args, **kwargs):
@@ -127,7 +128,7 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
                                        "msrepl_tran_version": written[0]}])
         return result
 
-    monkeypatch.setattr(immediate, "find_mismatches", check_then_concurrent_write)
+    monkeypatch.setattr(immediate, "_find_mismatches", check_then_concurrent_write)
     stamp_publisher(wh)  # the publisher's trigger up to date: the commit below starts with no write of its
     before_customers = publisher(wh)
     before_replica = (replica(wh), replica(wh, article="orders"))
@@ -160,13 +161,13 @@ def test_a_real_concurrent_writer_never_leaves_a_half_applied_transaction(wh):
         while not stop.is_set():
             local_write(wh, 1, "writer")
 
-    sub = Subscriber(wh, "imm")
+    sub = Subscriber(wh.schema, "imm")
     thread = threading.Thread(target=second_writer)
     thread.start()
     outcomes = []
     try:
         for attempt in range(4):
-            distribute(wh)
+            distribute(wh.schema)
             seen = replica(wh)
             try:
                 with sub.transaction() as t:
@@ -191,7 +192,7 @@ def test_a_real_concurrent_writer_never_leaves_a_half_applied_transaction(wh):
 def test_read_only_subscription_refuses_capture(wh):
     add_subscription(SCHEMA, "ro", update_mode="read only", **QUIET)
     assert wh.subscription("ro")["update_mode"] == "read_only"
-    with pytest.raises(ConfigError, match="subscriber ro is read only"), Subscriber(wh, "ro").transaction() as t:
+    with pytest.raises(ConfigError, match="subscriber ro is read only"), Subscriber(wh.schema, "ro").transaction() as t:
         t.update("customers", {"customer_id": 1}, {"city": "Oslo"})
     assert wh.rows_of("replication_queue") == [] and replica(wh, "ro")[1]["city"] == "city1"
 
@@ -202,7 +203,7 @@ def test_failover_switch_rules(wh):
         set_mode(SCHEMA, "imm", "queued")
     with pytest.raises(ConfigError, match="has not run since subscriber fo was initialized"):
         set_mode(SCHEMA, "fo", "immediate")
-    sub = Subscriber(wh, "fo")
+    sub = Subscriber(wh.schema, "fo")
     with sub.transaction() as t:  # queued: to the queue exactly as today
         t.update("customers", {"customer_id": 3}, {"city": "queued"})
     assert len(wh.rows_of("replication_queue")) == 1 and publisher(wh)[3]["city"] == "city3"
@@ -211,7 +212,7 @@ def test_failover_switch_rules(wh):
     run_reader(SCHEMA, **QUIET)
     assert publisher(wh)[3]["city"] == "queued"
     assert set_mode(SCHEMA, "fo", "immediate")["current_mode"] == "immediate"
-    with Subscriber(wh, "fo").transaction() as t:
+    with Subscriber(wh.schema, "fo").transaction() as t:
         t.update("customers", {"customer_id": 3}, {"city": "immediate"})
     assert publisher(wh)[3]["city"] == "immediate" and len(wh.rows_of("replication_queue")) == 1
     set_mode(SCHEMA, "fo", "queued")  # to queued: always allowed
@@ -222,12 +223,12 @@ def test_an_immediate_commit_during_a_run_is_kept(wh):
     """The immediate path takes no run lock: a commit that lands while a run is between
     its decisions and its publisher MERGE is, for the run, a publisher-local write, kept."""
     add_subscription(SCHEMA, "q", **QUIET)
-    with Subscriber(wh, "q").transaction() as t:
+    with Subscriber(wh.schema, "q").transaction() as t:
         t.update("customers", {"customer_id": 3}, {"city": "queued"})
     committed = {}
 
     def immediate_commit(k, label):
-        with Subscriber(wh, "imm").transaction() as t:
+        with Subscriber(wh.schema, "imm").transaction() as t:
             committed["version"] = t.update("customers", {"customer_id": 3}, {"city": "immediate"})
 
     faults.arm_at_label("model.qrepl.publisher_changes", immediate_commit)
@@ -248,7 +249,7 @@ def test_the_reference_agrees_with_spark(wh):
         for r in wh.publisher_rows(article):
             ref.put_row(article, {**r, "amount": str(r["amount"])} if article == "orders" else r)
     ref.add_subscription("imm", "immediate")
-    sub = Subscriber(wh, "imm")
+    sub = Subscriber(wh.schema, "imm")
     local = local_write(wh, 2, "Paris")
     ref.put_row("customers", {"customer_id": 2, "city": "Paris", "msrepl_tran_version": local})
     transactions = [
@@ -305,9 +306,9 @@ def test_cli_modes_refusals_and_rejection_rate(wh, tmp_path):
     assert result.exit_code == 1 and "only failover and queued_failover" in result.output
 
     local_write(wh, 1, "Paris")
-    with pytest.raises(ConflictError), Subscriber(wh, "imm").transaction() as t:
+    with pytest.raises(ConflictError), Subscriber(wh.schema, "imm").transaction() as t:
         t.update("customers", {"customer_id": 1}, {"city": "Oslo"})
-    with Subscriber(wh, "imm").transaction() as t:
+    with Subscriber(wh.schema, "imm").transaction() as t:
         t.update("customers", {"customer_id": 2}, {"city": "Oslo"})
 
     listing = qrepl("subscription", "list").output
@@ -330,7 +331,7 @@ def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
     from click.testing import CliRunner
 
     from qrepl.cli import main
-    from qrepl.immediate import PublisherUnreachable
+    from qrepl.services.immediate import PublisherUnreachable
 
     add_subscription(SCHEMA, "fo", update_mode="failover", **QUIET)
     location = wh.spark.sql(f"describe table extended {SCHEMA}.customers").where("col_name = 'Location'").first()
@@ -338,10 +339,10 @@ def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
     os.rename(metadata, metadata.with_name("metadata.away"))  # the publisher's table is gone for now
     try:
         with pytest.raises(PublisherUnreachable, match="the publisher cannot be read"), \
-                Subscriber(wh, "fo").transaction() as t:
+                Subscriber(wh.schema, "fo").transaction() as t:
             t.update("customers", {"customer_id": 1}, {"city": "offline"})
         assert wh.rows_of("replication_queue") == [] and wh.subscription("fo")["current_mode"] == "immediate"
-        with Subscriber(wh, "fo", fallback_to_queue=True).transaction() as t:
+        with Subscriber(wh.schema, "fo", fallback_to_queue=True).transaction() as t:
             t.update("customers", {"customer_id": 1}, {"city": "offline"})
     finally:
         os.rename(metadata.with_name("metadata.away"), metadata)
@@ -364,7 +365,7 @@ def test_an_immediate_change_meets_a_row_an_outside_writer_changed_without_a_ver
     seen = replica(wh)[2]["msrepl_tran_version"]
     stamp_publisher(wh)  # the trigger's history starts (`qrepl publication create` starts it)
     spark.sql(f"update {wh.table('customers')} set city = 'Paris' where customer_id = 2")
-    sub = Subscriber(wh, "imm")
+    sub = Subscriber(wh.schema, "imm")
     with pytest.raises(ConflictError) as conflict:
         with sub.transaction("t-outside") as t:
             t.update("customers", {"customer_id": 2}, {"city": "imm-2"})

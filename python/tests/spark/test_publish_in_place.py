@@ -10,8 +10,8 @@ from __future__ import annotations
 import yaml
 import pytest
 
-from qrepl.model import ConfigError
-from qrepl.service import add_subscription, create_publication, describe_table, warehouse
+from qrepl.core.model import ConfigError
+from qrepl.services.service import add_subscription, create_publication, describe_table, warehouse
 
 pytestmark = pytest.mark.spark
 

@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from qrepl.model import publication_from_dict
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.core.model import publication_from_dict
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from qrepl.dbt_runner import stamp_publisher
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, queue_rows_for, scenario_from_dict
+from qrepl.storage.dbt_runner import stamp_publisher
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, queue_rows_for, scenario_from_dict
 from scenario_builder import ins, row, scenario, tran, upd, v
 
 pytestmark = pytest.mark.spark
@@ -108,8 +108,8 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
     """A new write point of the run: the trigger's MERGE. A run that fails right after it
     (before the stamp is recorded) leaves rows stamped; the next run examines the same commits
     again, stamps nothing twice, and its outputs equal the reference's for the stamped writes."""
-    from qrepl import faults
-    from qrepl.dbt_runner import DbtError
+    from qrepl.storage import faults
+    from qrepl.storage.dbt_runner import DbtError
 
     p = {i: v() for i in range(1, 4)}
     sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_fault")

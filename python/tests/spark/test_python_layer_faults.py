@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 
 from python_layer_ops import OPERATIONS, RETRY_IS_NEW_WORK, build_base, captured_commands, schemas, state
-from qrepl import faults
-from qrepl.dbt_runner import DbtError
-from qrepl.distribution import DistributionFailed
-from qrepl.warehouse import Warehouse
+from qrepl.storage import faults
+from qrepl.storage.dbt_runner import DbtError
+from qrepl.services.distribution import DistributionFailed
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
 
 pytestmark = pytest.mark.spark
 

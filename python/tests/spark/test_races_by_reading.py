@@ -1,19 +1,19 @@
 """Issue 39's windows "found by reading", each hit deterministically on Spark: a concurrent
-command runs right after a named write of another one (qrepl.faults.arm_at_label), in one
+command runs right after a named write of another one (qrepl.storage.faults.arm_at_label), in one
 process, as the two processes would interleave. The retention item is in races_cases.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from qrepl import faults
-from qrepl.capture import Subscriber
-from qrepl.distribution import distribute, reinitialize
-from qrepl.maintenance import maintain
-from qrepl.model import ConfigError, ConflictError, publication_from_dict
-from qrepl.replica import Replica, record_delivery, replica_schema
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse, new_version
+from qrepl.storage import faults
+from qrepl.services.capture import Subscriber
+from qrepl.services.distribution import distribute, reinitialize
+from qrepl.services.maintenance import maintain
+from qrepl.core.model import ConfigError, ConflictError, publication_from_dict
+from qrepl.storage.replica import Replica, record_delivery, replica_schema
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
 
 pytestmark = pytest.mark.spark
 
@@ -70,17 +70,17 @@ def test_a_capture_during_a_reinitialization_never_diverges_the_new_replica(spar
 
     def capture():
         try:
-            with Subscriber(wh, "a").transaction("a-during") as t:
+            with Subscriber(wh.schema, "a").transaction("a-during") as t:
                 t.update("customers", {"customer_id": 1}, {"city": "during"})
         except ConfigError as exc:
             refused.append(str(exc))
 
     _run_after(REPLACED, capture)
     try:
-        assert reinitialize(wh, "a") == 1
+        assert reinitialize(wh.schema, "a") == 1
     finally:
         faults.disarm()
-    distribute(wh)
+    distribute(wh.schema)
     assert _rows(wh, "a") == _rows(wh)
     assert [line.split(":")[0] for line in refused] == ["subscriber a is being reinitialized"]
 
@@ -90,10 +90,10 @@ def test_a_capture_whose_replica_write_follows_a_reinitialization_is_undone(spar
     replica write after it: the transaction will be rejected_reinit, so the capture puts the
     publisher's rows back into the new replica and fails with one line."""
     wh = _base(spark, "a")
-    _run_after("writeTo.append", lambda: reinitialize(wh, "a"))  # the capture's queue append
+    _run_after("writeTo.append", lambda: reinitialize(wh.schema, "a"))  # the capture's queue append
     try:
         with pytest.raises(ConfigError, match="subscriber a was reinitialized during transaction a-late"), \
-                Subscriber(wh, "a").transaction("a-late") as t:
+                Subscriber(wh.schema, "a").transaction("a-late") as t:
             t.update("customers", {"customer_id": 1}, {"city": "late"})
     finally:
         faults.disarm()
@@ -110,15 +110,15 @@ def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark)
 
     def publisher_moves_on_then_maintain():
         wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
-        distribute(wh)
-        maintain(wh)
+        distribute(wh.schema)
+        maintain(wh.schema)
 
     _run_after(REPLACED, publisher_moves_on_then_maintain)
     try:
         add_subscription(SCHEMA, "b", **QUIET)
     finally:
         faults.disarm()
-    report = distribute(wh)
+    report = distribute(wh.schema)
     assert report["b"]["rows_delivered"] == 1
     assert _rows(wh, "a") == _rows(wh, "b") == _rows(wh)
 
@@ -126,14 +126,14 @@ def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark)
 def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark):
     """a's delivery record names a snapshot the table does not have: a fails with one line,
     b is still delivered, and distribute fails at the end (the CLI exits nonzero)."""
-    from qrepl.distribution import DistributionFailed
+    from qrepl.services.distribution import DistributionFailed
 
     wh = _base(spark, "a", "b")
     record_delivery(wh, "a", {"customers": 12345})
     wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
     lines: list[str] = []
     with pytest.raises(DistributionFailed, match=r"^distribution failed for 1 of 2 subscriber\(s\): a \(a: ") as err:
-        distribute(wh, progress=lines.append)
+        distribute(wh.schema, progress=lines.append)
     assert lines[0].startswith("[1/2] a: failed: ") and "\n" not in lines[0]
     assert err.value.report["b"]["rows_delivered"] == 1
     assert _rows(wh, "b") == _rows(wh)
@@ -148,10 +148,10 @@ def test_a_dropped_subscriptions_deliveries_pin_no_snapshot(spark):
     first = wh.current_snapshot("customers")
     wh.drop_subscription("a")
     wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
-    distribute(wh)
-    maintain(wh)
+    distribute(wh.schema)
+    maintain(wh.schema)
     assert first not in _snapshots(wh, "customers")
-    assert distribute(wh)["b"]["rows_delivered"] == 0
+    assert distribute(wh.schema)["b"]["rows_delivered"] == 0
 
 
 # -- an immediate transaction over two articles, undone after the first -------------------
@@ -163,19 +163,19 @@ def test_an_undone_immediate_transactions_first_article_is_seen_and_then_converg
     judges b's queued change to that row against it (a conflict, rejected and compensated).
     After the undo the next delivery brings every replica back to the publisher."""
     wh = _base(spark, "imm", "b", immediate="imm")
-    with Subscriber(wh, "b").transaction("b1") as t:
+    with Subscriber(wh.schema, "b").transaction("b1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "b"})
     seen: list[dict] = []
 
     def in_between():
         wh.upsert_rows("tags", [{"tag": "t", "note": "local", "msrepl_tran_version": new_version()}])
-        distribute(wh)
+        distribute(wh.schema)
         seen.append(Replica(wh, "b").row("customers", {"customer_id": 1}))
         run_reader(SCHEMA, **QUIET)
 
     _run_after("python:immediate.publisher.customers", in_between)
     try:
-        with pytest.raises(ConflictError), Subscriber(wh, "imm").transaction("imm1") as t:
+        with pytest.raises(ConflictError), Subscriber(wh.schema, "imm").transaction("imm1") as t:
             t.update("customers", {"customer_id": 1}, {"city": "imm"})
             t.update("tags", {"tag": "t"}, {"note": "imm"})
     finally:
@@ -185,5 +185,5 @@ def test_an_undone_immediate_transactions_first_article_is_seen_and_then_converg
     assert (conflict["tran_id"], conflict["conflict_type"]) == ("b1", "update_update")
     assert [r["outcome"] for r in wh.rows_of("transaction_outcomes")] == ["rejected"]
     assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "c1", 2: "c2"}  # put back
-    distribute(wh)
+    distribute(wh.schema)
     assert _rows(wh, "b") == _rows(wh, "imm") == _rows(wh)

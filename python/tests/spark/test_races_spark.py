@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import races_cases as cases
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_races"

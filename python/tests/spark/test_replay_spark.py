@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
-from qrepl.spark import WORK_DIR
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
+from qrepl.storage.spark import WORK_DIR
 
 pytestmark = pytest.mark.spark
 

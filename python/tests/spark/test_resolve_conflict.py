@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl import faults
-from qrepl.dbt_runner import DbtError
-from qrepl.replay import SparkBackend, play, scenario_from_dict
-from qrepl.service import list_conflicts, resolve_conflict
+from qrepl.storage import faults
+from qrepl.storage.dbt_runner import DbtError
+from qrepl.tools.replay import SparkBackend, play, scenario_from_dict
+from qrepl.services.service import list_conflicts, resolve_conflict
 from scenario_builder import dele, ins, row, scenario, tran, upd, v
 
 pytestmark = pytest.mark.spark

@@ -10,9 +10,9 @@ from datetime import datetime
 
 import pytest
 
-from qrepl.dbt_runner import run_queue_reader
-from qrepl.model import publication_from_dict
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import run_queue_reader
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

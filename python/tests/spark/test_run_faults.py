@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from qrepl import faults
-from qrepl.dbt_runner import DbtError
-from qrepl.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play, queue_rows_for
-from qrepl.service import remove_conflicts
+from qrepl.storage import faults
+from qrepl.storage.dbt_runner import DbtError
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play, queue_rows_for
+from qrepl.services.service import remove_conflicts
 
 pytestmark = pytest.mark.spark
 

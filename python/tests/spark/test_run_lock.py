@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.dbt_runner import DbtError, dbt_invoke
-from qrepl import run_lock
-from qrepl.model import publication_from_dict
-from qrepl.run_lock import LOCK_TABLE, RunLocked, current_holder
-from qrepl.service import run_reader
-from qrepl.warehouse import Warehouse
+from qrepl.storage.dbt_runner import DbtError, dbt_invoke
+from qrepl.storage import run_lock
+from qrepl.core.model import publication_from_dict
+from qrepl.storage.run_lock import LOCK_TABLE, RunLocked, current_holder
+from qrepl.services.service import run_reader
+from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

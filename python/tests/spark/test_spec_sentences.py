@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from qrepl.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import dele, ins, row, scenario, tran, upd, v
 
 pytestmark = pytest.mark.spark

@@ -8,13 +8,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from qrepl.capture import Subscriber
+from qrepl.services.capture import Subscriber
 from qrepl.cli import main
-from qrepl.model import POLICIES, publication_from_dict
-from qrepl.replay import replay
-from qrepl.service import add_subscription, run_reader
-from qrepl.warehouse import Warehouse, new_version
-from qrepl.whatif import whatif
+from qrepl.core.model import POLICIES, publication_from_dict
+from qrepl.tools.replay import replay
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage.warehouse import Warehouse, new_version
+from qrepl.tools.whatif import whatif
 
 pytestmark = pytest.mark.spark
 
@@ -63,7 +63,7 @@ def test_whatif_equals_replay_policy_on_the_same_transactions(spark, tmp_path):
     for s in ("s1", "s2"):
         add_subscription(SCHEMA, s, **QUIET)
     before = [{k: v for k, v in r.items()} for r in wh.publisher_rows("customers")]
-    s1, s2 = Subscriber(wh, "s1"), Subscriber(wh, "s2")
+    s1, s2 = Subscriber(wh.schema, "s1"), Subscriber(wh.schema, "s2")
     with s1.transaction() as t:
         t.update("customers", {"customer_id": 1}, {"city": "s1"})
         t.delete("customers", {"customer_id": 3})
@@ -82,8 +82,8 @@ def test_whatif_equals_replay_policy_on_the_same_transactions(spark, tmp_path):
 
     scenario = tmp_path / "live.json"
     scenario.write_text(json.dumps(_scenario_of_live_queue(wh, before, [batch1, batch2]), default=str))
-    spark_results = whatif(wh, list(POLICIES), 1, 2)
-    reference_results = whatif(wh, list(POLICIES), 1, 2, reference=True)
+    spark_results = whatif(wh.schema, list(POLICIES), 1, 2)
+    reference_results = whatif(wh.schema, list(POLICIES), 1, 2, reference=True)
     for policy in POLICIES:
         replayed = replay([scenario], tmp_path / policy, policy, reference=True)[0]
         expected = {name: [json.loads(line) for line in (replayed / f"{name}.jsonl").read_text().splitlines()]
@@ -121,7 +121,7 @@ def live_one_batch(spark) -> Warehouse:
     wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
                                  for i in (1, 2)])
     add_subscription(LIVE, "s1", **QUIET)
-    with Subscriber(wh, "s1").transaction() as t:
+    with Subscriber(wh.schema, "s1").transaction() as t:
         t.update("customers", {"customer_id": 1}, {"city": "s1"})
     run_reader(LIVE, **QUIET)
     return wh
@@ -145,11 +145,11 @@ def test_whatif_refuses_a_scratch_schema_it_did_not_make(spark, live_one_batch):
 def test_whatif_refuses_when_the_snapshot_before_the_batch_was_expired(spark, live_one_batch):
     """Issue 39: after `distribute` and `maintain` the publisher's snapshot from before batch 1
     is expired; whatif took the publisher to be empty then and reported wrong numbers."""
-    from qrepl.distribution import distribute
-    from qrepl.maintenance import maintain
+    from qrepl.services.distribution import distribute
+    from qrepl.services.maintenance import maintain
 
-    distribute(live_one_batch)
-    maintain(live_one_batch)
+    distribute(live_one_batch.schema)
+    maintain(live_one_batch.schema)
     for extra in (["--reference"], []):
         result = CliRunner().invoke(main, ["whatif", "--schema", LIVE, "--batches", "1", *extra])
         assert result.exit_code == 1 and result.output.count("\n") == 1, result.output

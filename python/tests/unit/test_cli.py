@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.spark import PROJECT_DIR
-from qrepl.model import ConfigError, publication_from_dict
+from qrepl.storage.spark import PROJECT_DIR
+from qrepl.core.model import ConfigError, publication_from_dict
 
 
 @pytest.mark.parametrize("command", [[], ["demo"], ["run"], ["conflicts"], ["viewer"], ["replay"], ["dbt"],

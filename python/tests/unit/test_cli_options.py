@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from qrepl.cli import _group_options_first, main
+from qrepl.cli import main
+from qrepl.cli.commands import _group_options_first
 
 
 @pytest.mark.parametrize("args, env", [

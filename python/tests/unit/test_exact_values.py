@@ -14,11 +14,11 @@ from exact_values_catalogue import (
     ALL_BYTES, ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
     TYPED_CASES, expected_decimal, queue_rows,
 )
-from qrepl.enqueue import _queue_row, check_record, read_records
-from qrepl.model import (
+from qrepl.services.enqueue import _queue_row, check_record, read_records
+from qrepl.core.model import (
     Article, canonical_key, coerce_json_value, decimal_value, normalize_row, publication_from_dict, value_refusal,
 )
-from qrepl.reference import ReferenceReader
+from qrepl.core.reference import ReferenceReader
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value_on_referen
 def test_float_reads_text_straight_to_the_nearest_float():
     """1.00000017881393432617187499 lies just below the midpoint of two floats: Spark (Jackson)
     reads it to the lower one; through the nearest double (the midpoint) it would round up."""
-    from qrepl.model import float32
+    from qrepl.core.model import float32
     assert float32(Decimal("1.00000017881393432617187499")) == 1.0000001192092896
     assert float32(Decimal("1.000000178813934326171875")) == 1.0000002384185791  # the midpoint: ties to even
     assert float32(Decimal("3.5e38")) == float("inf") and float32(Decimal("1e-46")) == 0.0
@@ -176,7 +176,7 @@ def test_float_reads_text_straight_to_the_nearest_float():
     ("float", "1.5", False), ("date", "2026-02-30", False), ("date", "2026-01-01\n", False), ("date", "2024-02-29", True),
 ])
 def test_new_types_out_of_range_values_do_not_fit(type_name, value, fits):
-    from qrepl.model import queued_value_ok
+    from qrepl.core.model import queued_value_ok
     assert queued_value_ok(value, type_name) is fits
 
 
@@ -218,7 +218,7 @@ def test_timestamp_timestamp_ntz_binary_as_key_and_value_on_reference(reader, ca
 def test_timestamp_text_is_the_instant_in_utc_with_microseconds():
     from datetime import datetime, timedelta, timezone
 
-    from qrepl.model import timestamp_value, typed_row
+    from qrepl.core.model import timestamp_value, typed_row
     assert coerce_json_value("2026-01-01 12:00:00.5+05:30", "timestamp") == "2026-01-01T06:30:00.500000Z"
     assert coerce_json_value("2026-01-01T00:00:00-00:00", "timestamp") == "2026-01-01T00:00:00.000000Z"
     assert coerce_json_value("2026-01-01T12:00:00.1234567Z", "timestamp") is None  # refused, not truncated

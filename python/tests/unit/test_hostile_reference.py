@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hostile_catalogue import BATCH_TIME, GOOD, HOSTILE, PUBLICATION, PUBLISHER_ROWS, queue_rows
-from qrepl.model import REJECT_REASONS, REJECT_WHOLE_TRANSACTION, publication_from_dict
-from qrepl.reference import ReferenceReader
+from qrepl.core.model import REJECT_REASONS, REJECT_WHOLE_TRANSACTION, publication_from_dict
+from qrepl.core.reference import ReferenceReader
 
 
 def hostile_batch() -> ReferenceReader:
@@ -87,7 +87,7 @@ def test_new_version_used_in_an_earlier_batch_is_reused():
 def test_publication_refuses_a_column_named_like_the_readers_own(column):
     """A column such as `row` or `change_op` would collide with the reader's own columns in the
     publisher MERGE; `qrepl publication create` refuses it with one line."""
-    from qrepl.model import ConfigError
+    from qrepl.core.model import ConfigError
 
     with pytest.raises(ConfigError) as err:
         publication_from_dict({"publication": "p", "articles": [

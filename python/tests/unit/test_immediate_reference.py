@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from qrepl.model import (
+from qrepl.core.model import (
     ConfigError,
     ConflictError,
     dumps,
@@ -15,7 +15,7 @@ from qrepl.model import (
     normalize_update_mode,
     publication_from_dict,
 )
-from qrepl.reference import ReferenceReader
+from qrepl.core.reference import ReferenceReader
 from scenario_builder import CUSTOMERS, row, v
 
 AT = datetime(2026, 1, 1, 12)

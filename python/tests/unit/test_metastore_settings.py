@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from qrepl import spark
+from qrepl.storage import spark
 
 
 def conf_with(monkeypatch, tmp_path: Path, **env: str) -> dict[str, str]:

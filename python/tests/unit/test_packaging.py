@@ -69,3 +69,21 @@ def test_the_wheel_packs_the_dbt_project_the_checkout_runs():
         folder = re.search(rf'{key}: \["(\w+)"\]', project).group(1)
         assert folder in packed, f"{key} {folder} is not packed into the wheel"
     assert {"profiles.yml", "publications"} <= packed  # the profile and the demo publication
+
+
+def test_every_data_file_of_the_package_is_declared_package_data():
+    """A file of python/qrepl that is not Python reaches the wheel only when pyproject.toml's
+    package-data names it for its package (the viewer's templates, the metastore's lock tables)."""
+    import fnmatch
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    package_root = ROOT / "python" / "qrepl"
+    tracked = [p for p in package_root.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
+               and "__pycache__" not in p.parts]
+    assert tracked
+    for path in tracked:
+        rel = path.relative_to(package_root.parent)
+        owners = [(pkg, pattern) for pkg, patterns in declared.items() for pattern in patterns
+                  if fnmatch.fnmatch(str(rel), str(Path(*pkg.split(".")) / pattern))]
+        assert owners, f"{rel} is not package data: pyproject.toml [tool.setuptools.package-data]"

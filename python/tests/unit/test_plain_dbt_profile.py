@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from qrepl import spark
+from qrepl.storage import spark
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILES = {"checkout": (ROOT / "profiles.yml", ROOT / ".qrepl_state"),

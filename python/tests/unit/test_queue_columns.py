@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from qrepl.warehouse import QUEUE_COLUMNS
+from qrepl.storage.warehouse import QUEUE_COLUMNS
 
 SOURCES = Path(__file__).resolve().parents[3] / "models" / "staging" / "_sources.yml"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from qrepl.reference import processing_order
-from qrepl.replay import ReferenceBackend, load_scenario, play
+from qrepl.core.reference import processing_order
+from qrepl.tools.replay import ReferenceBackend, load_scenario, play
 
 SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "clock_steps.json"
 

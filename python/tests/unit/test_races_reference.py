@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import races_cases as cases
-from qrepl.model import REJECT_REASONS
-from qrepl.replay import ReferenceBackend, scenario_from_dict
+from qrepl.core.model import REJECT_REASONS
+from qrepl.tools.replay import ReferenceBackend, scenario_from_dict
 
 
 def _backend() -> ReferenceBackend:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import dele, ins, row, scenario, tran, upd, v
 
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.model import UUID_TEXT, ConfigError, check_identifier, publication_from_dict, queued_value_ok
+from qrepl.core.model import UUID_TEXT, ConfigError, check_identifier, publication_from_dict, queued_value_ok
 
 
 @pytest.mark.parametrize("name", ["north\n", "north\r\n", "north\n\n", "\nnorth"])

@@ -1,4 +1,4 @@
-"""The static conflict viewer's generated file (qrepl.viewer), without a browser:
+"""The static conflict viewer's generated file (qrepl.services.viewer), without a browser:
 one self-contained page for a small log, side files for a large one, data embedded safely,
 nothing loaded from outside."""
 
@@ -10,11 +10,11 @@ import json
 import pathlib
 import re
 
-from qrepl.model import CONFLICT_CODES
+from qrepl.core.model import CONFLICT_CODES
 import pytest
 
-from qrepl import viewer
-from qrepl.viewer import ASSETS, render_viewer, write_viewer
+from qrepl.services import viewer
+from qrepl.services.viewer import ASSETS, render_viewer, write_viewer
 from viewer_samples import XSS, embedded_text, read_viewer, sample_conflicts
 
 
@@ -93,7 +93,7 @@ def test_page_loads_nothing_from_outside(tmp_path: pathlib.Path) -> None:
 
 
 def test_conflict_types_come_from_the_model(tmp_path: pathlib.Path) -> None:
-    """The page learns the conflict types (and their order) from qrepl.model; the viewer's
+    """The page learns the conflict types (and their order) from qrepl.core.model; the viewer's
     code does not spell them a second time."""
     page = render_viewer([], tmp_path).read_text(encoding="utf-8")
     types = re.search(r'<script type="application/json" id="qrepl-types">(.*?)</script>', page, re.S)

@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
-from .model import (
+from ..core.model import (
     ConfigError,
     Publication,
     canonical_key,
@@ -23,7 +23,7 @@ from .model import (
     normalize_row,
     publication_from_dict,
 )
-from .reference import ReferenceReader
+from ..core.reference import ReferenceReader
 
 SCENARIO_EPOCH = datetime(2026, 1, 1, 0, 0, 0)
 OUTPUT_TABLES = ("conflicts", "compensating_commands", "transaction_outcomes", "subscriptions", "queue_rejects")
@@ -308,15 +308,12 @@ class SparkBackend:
     """The real pipeline: Iceberg tables in a fresh schema, the dbt models as queue reader."""
 
     def __init__(self, scenario: Scenario, schema: str = REPLAY_SCHEMA) -> None:
-        from .replica import replica_schema
-        from .spark import get_spark
-        from .warehouse import Warehouse
+        from ..services.service import drop_publication, warehouse
 
         self.scenario = scenario
-        self.wh = Warehouse(get_spark(), schema)
-        self.wh.drop_schema()
-        for s in scenario.subscribers:  # conflicts delivered by an earlier replay
-            Warehouse(self.wh.spark, replica_schema(self.wh, s)).drop_schema()
+        # with the replicas of its subscribers: conflicts delivered by an earlier replay
+        drop_publication(schema, tuple(scenario.subscribers))
+        self.wh = warehouse(schema)
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
             self.wh.add_subscriptions(scenario.subscribers)
@@ -324,8 +321,8 @@ class SparkBackend:
     @classmethod
     def attach(cls, scenario: Scenario, schema: str) -> "SparkBackend":
         """A backend over tables that already exist (e.g. written through the Thrift server)."""
-        from .spark import get_spark
-        from .warehouse import Warehouse
+        from ..storage.spark import get_spark
+        from ..storage.warehouse import Warehouse
 
         backend = cls.__new__(cls)
         backend.scenario, backend.wh = scenario, Warehouse(get_spark(), schema)
@@ -349,7 +346,7 @@ class SparkBackend:
         self.wh.append_queue(queue_rows)
 
     def run(self, batch_time: datetime) -> None:
-        from .dbt_runner import run_queue_reader
+        from ..storage.dbt_runner import run_queue_reader
 
         run_queue_reader(self.wh.schema, batch_time)
 
@@ -366,12 +363,12 @@ class SparkBackend:
     def deliver_conflicts(self, subscriber: str) -> None:
         """Distribution's conflict delivery alone (the replay has no replicas: the replica
         schema holds only the delivered conflicts)."""
-        from .distribution import deliver_conflicts
-        from .replica import replica_schema
+        from ..services.distribution import deliver_conflicts
+        from ..storage.replica import replica_schema
 
         if not self.scenario.publication.centralized_conflicts:
             self.wh.spark.sql(f"create database if not exists {replica_schema(self.wh, subscriber)}")
-            deliver_conflicts(self.wh, subscriber)
+            deliver_conflicts(self.wh.schema, subscriber)
 
     def generation_of(self, subscriber: str) -> int:
         sub = self.wh.subscription(subscriber) if isinstance(subscriber, str) and subscriber.isidentifier() else None

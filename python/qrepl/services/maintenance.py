@@ -9,12 +9,12 @@ nothing.
 
 from __future__ import annotations
 
-from .replica import Progress, deliveries, snapshot_pins
-from .dbt_runner import stamp_publisher
-from .warehouse import Warehouse
+from ..storage.replica import Progress, deliveries, snapshot_pins
+from ..storage.dbt_runner import stamp_publisher
+from .service import warehouse
 
 
-def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
+def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[str]:
     """Compact every publisher table's data files (merge-on-read leaves delete files behind)
     and expire the snapshots no subscriber's replica still refers to: the oldest snapshot in
     `subscription_deliveries` or `snapshot_pins` of a current subscription, per article, and
@@ -23,6 +23,7 @@ def maintain(wh: Warehouse, progress: Progress = lambda _: None) -> list[str]:
     Per article the newest snapshot is read before the records: a snapshot an add or a
     reinitialization reads after its pin is at least as new, so when this maintenance did
     not see the pin it expires nothing that snapshot needs."""
+    wh = warehouse(schema)
     spark = wh.spark
     # the publisher's trigger first: a compaction's files are never read for unstamped
     # changes (it changes no row), so a change it would rewrite must be stamped before it

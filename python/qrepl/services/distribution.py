@@ -20,8 +20,8 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from .model import REINITIALIZING, ConfigError, check_identifier
-from .replica import (
+from ..core.model import REINITIALIZING, ConfigError, check_identifier
+from ..storage.replica import (
     Progress,
     current_snapshot,
     deliveries,
@@ -33,8 +33,9 @@ from .replica import (
     snapshot_replica,
     table_at,
 )
-from .dbt_runner import stamp_publisher
-from .warehouse import JSON_OPTIONS, Warehouse
+from ..storage.dbt_runner import stamp_publisher
+from ..storage.warehouse import JSON_OPTIONS, Warehouse
+from .service import warehouse
 
 CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 
@@ -94,12 +95,13 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def distribute(wh: Warehouse, progress: Progress = lambda _: None) -> dict[str, dict[str, int]]:
+def distribute(schema: str | None, progress: Progress = lambda _: None) -> dict[str, dict[str, int]]:
     """Deliver everything pending to every active subscriber; returns counts per subscriber.
     The publisher's trigger runs first, so a row an outside writer changed reaches the
     subscribers with the new version it was given. A subscriber whose delivery fails is
     reported with one line and the others are still delivered; DistributionFailed at the end
     names the failed ones (a rerun resends only what is not there yet)."""
+    wh = warehouse(schema)
     pub = wh.require_publication()
     stamp_publisher(wh)
     delivered = deliveries(wh)
@@ -146,12 +148,17 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
         record_delivery(wh, name, snapshots)
     mark_compensations_delivered(wh, pending)
     if not pub.centralized_conflicts:
-        counts["conflicts"] = deliver_conflicts(wh, name)
+        counts["conflicts"] = _deliver_conflicts(wh, name)
     return (f"{counts['rows_delivered']} row(s) delivered ({counts['compensations']} compensating "
             f"command(s)), {counts['conflicts']} conflict(s)")
 
 
-def deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
+def deliver_conflicts(schema: str | None, subscriber: str) -> int:
+    """The subscriber's conflicts not delivered yet, to its replica; returns how many."""
+    return _deliver_conflicts(warehouse(schema), check_identifier(subscriber, "subscriber"))
+
+
+def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     """Append the subscriber's conflicts of batches after its mark in `conflict_deliveries`
     to its replica schema's `conflicts`, then move the mark (the retention purge keeps a
     subscribed subscriber's conflicts above its mark: macro purge_expired_conflicts)."""
@@ -180,7 +187,7 @@ def deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     return count
 
 
-def reinitialize(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> int:
+def reinitialize(schema: str | None, subscriber: str, progress: Progress = lambda _: None) -> int:
     """Deliver a fresh snapshot: replica replaced by the publisher's rows, status active,
     generation + 1 (queued rows of the older generation will be rejected_reinit).
 
@@ -189,6 +196,7 @@ def reinitialize(wh: Warehouse, subscriber: str, progress: Progress = lambda _: 
     replica write and puts the publisher's rows back (capture.Subscriber), so no change of a
     rejected_reinit transaction stays in the new replica. Setting `active` is the commit
     point; a rerun after a crash before it goes on with the same generation."""
+    wh = warehouse(schema)
     sub = wh.subscription(check_identifier(subscriber, "subscriber"))
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")

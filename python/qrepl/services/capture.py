@@ -15,10 +15,11 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator
 
-from .immediate import PublisherUnreachable, apply_at_publisher, publisher_rows, record_outcome
-from .model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
-from .replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
-from .warehouse import Warehouse, new_version
+from .immediate import PublisherUnreachable, _apply_at_publisher, _publisher_rows, _record_outcome
+from ..core.model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
+from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
+from ..storage.warehouse import new_version
+from .service import warehouse as open_warehouse
 
 
 class Transaction:
@@ -74,11 +75,12 @@ class Transaction:
 class Subscriber:
     """Capture API of one subscription: `with sub.transaction() as t: t.update(...)`."""
 
-    def __init__(self, warehouse: Warehouse, name: str, fallback_to_queue: bool | None = None) -> None:
-        """`fallback_to_queue` (default: env QREPL_IMMEDIATE_FALLBACK=1, else off): a failover
-        subscription whose publisher cannot be reached switches to queued by itself and
-        queues the transaction instead of failing (reported by `qrepl status`)."""
-        self.warehouse = warehouse
+    def __init__(self, schema: str | None, name: str, fallback_to_queue: bool | None = None) -> None:
+        """The subscription `name` of the publication in `schema` (None: $QREPL_SCHEMA, else
+        'qrepl'). `fallback_to_queue` (default: env QREPL_IMMEDIATE_FALLBACK=1, else off): a
+        failover subscription whose publisher cannot be reached switches to queued by itself
+        and queues the transaction instead of failing (reported by `qrepl status`)."""
+        self.warehouse = warehouse = open_warehouse(schema)
         if fallback_to_queue is None:
             fallback_to_queue = os.environ.get("QREPL_IMMEDIATE_FALLBACK", "") == "1"
         self.fallback_to_queue = fallback_to_queue
@@ -109,13 +111,13 @@ class Subscriber:
         if not queued:
             # the publisher commit is the commit point; the replica follows it
             try:
-                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
+                _apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
                 point = "immediate.replica"
             except PublisherUnreachable:
                 if not (self.fallback_to_queue and sub["update_mode"] in ("failover", "queued_failover")):
                     raise
                 self.warehouse.set_current_mode(self.name, "queued")
-                record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
+                _record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
                 queued = True
         if queued:
             rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
@@ -142,7 +144,7 @@ class Subscriber:
         for article in self.warehouse.require_publication().articles:
             keys = [key for name, key in tran.pending if name == article.name]
             if keys:
-                current = publisher_rows(self.warehouse, article,
+                current = _publisher_rows(self.warehouse, article,
                                          [json.loads(k, parse_float=Decimal) for k in keys])
                 rows.update({(article.name, k): current.get(k) for k in keys})
         write_replica(replica, rows, "capture.undo")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from .model import canonical_key, check_identifier, typed_row
+from ..core.model import canonical_key, check_identifier, typed_row
 from .warehouse import Warehouse, readable
 
 DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"

@@ -24,11 +24,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .model import (
+from ..core.model import (
     UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
     queued_value_ok,
 )
-from .warehouse import TIMESTAMP_FORMAT, Warehouse
+from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
+from .service import warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).
@@ -156,8 +157,9 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
     return None
 
 
-def enqueue_file(wh: Warehouse, subscriber: str, path: Path, progress: Callable[[str], None] = print,
+def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Callable[[str], None] = print,
                  chunk: int = 5000) -> EnqueueReport:
+    wh = warehouse(schema)
     pub = wh.require_publication()
     sub = wh.subscription(subscriber)
     if sub is None:

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
+from ..core.model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
 
 Echo = Callable[[str], None]
 
@@ -21,10 +21,34 @@ def default_schema() -> str:
 
 
 def warehouse(schema: str | None = None):
-    from .spark import get_spark
-    from .warehouse import Warehouse
+    from ..storage.spark import get_spark
+    from ..storage.warehouse import Warehouse
 
     return Warehouse(get_spark(), schema or default_schema())
+
+
+def project_file(*parts: str) -> Path:
+    """A file of the dbt project qrepl runs (the checkout, or the copy an installed package holds)."""
+    from ..storage.spark import PROJECT_DIR
+
+    return PROJECT_DIR.joinpath(*parts)
+
+
+def output_dir(*parts: str) -> Path:
+    """Where qrepl writes its outputs: beside the checkout, or in the working directory of an
+    installed package."""
+    from ..storage.spark import WORK_DIR
+
+    return WORK_DIR.joinpath(*parts)
+
+
+def run_dbt(schema: str | None, args: list[str], quiet: bool = True) -> None:
+    """Any dbt command on the embedded Spark, on the publication in `schema` (`qrepl dbt`)."""
+    from ..storage.dbt_runner import dbt_invoke
+
+    from ..core.model import check_identifier
+
+    dbt_invoke(args, check_identifier(schema or default_schema(), "schema"), quiet=quiet)
 
 
 def load_publication_file(path: Path) -> Publication:
@@ -41,11 +65,11 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     wh = warehouse(schema)
     wh.write_publication(pub)
     # a table published in place: every row it already holds gets a version
-    from .dbt_runner import stamp_publisher
+    from ..storage.dbt_runner import stamp_publisher
 
     stamp_publisher(wh)
     if seed:
-        from .dbt_runner import dbt_invoke
+        from ..storage.dbt_runner import dbt_invoke
 
         echo("loading initial publisher rows from seeds/ (dbt seed)")
         dbt_invoke(["seed"], wh.schema)
@@ -58,7 +82,7 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
 
 def describe_table(table: str, key: list[str]) -> str:
     """The YAML article declaration of an existing table (`qrepl publication describe`)."""
-    from .model import check_identifier, check_type
+    from ..core.model import check_identifier, check_type
 
     parts = table.split(".")
     if len(parts) != 2:
@@ -79,11 +103,11 @@ def describe_table(table: str, key: list[str]) -> str:
     return yaml.safe_dump([article], sort_keys=False, default_flow_style=None)
 
 
-def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> None:
+def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, update_mode: str = "queued") -> dict:
     """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
-    snapshot. The subscription row is written first and the snapshot records itself last, so
+    snapshot; returns the subscription. The subscription row is written first and the snapshot records itself last, so
     a rerun after a crash at any point finishes the subscription instead of failing on it."""
-    from .replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
+    from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
 
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
@@ -95,19 +119,20 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
         if any(s == subscriber for s, _ in snapshot_pins(wh)):  # crashed after recording, before unpinning
             unpin_snapshots(wh, subscriber)
             echo(f"{subscriber}: subscribed earlier, its initial snapshot was recorded: finished")
-            return
+            return wh.subscription(subscriber)
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
     snapshot_replica(wh, subscriber, echo)
+    return wh.subscription(subscriber)
 
 
 def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> None:
     """Drop a publication's schema with every table in it, and the replica schemas of its
     subscriptions (and of `subscribers`, named whether or not they are subscribed). For a
     demo or a test; a user's table published in place goes with it."""
-    from .replica import replica_schema
-    from .warehouse import Warehouse
+    from ..storage.replica import replica_schema
+    from ..storage.warehouse import Warehouse
 
     wh = warehouse(schema)
     names = set(subscribers)
@@ -118,6 +143,36 @@ def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> N
     wh.drop_schema()
 
 
+def publication(schema: str | None) -> Publication:
+    """The publication's settings and articles (one line if the schema has none)."""
+    return warehouse(schema).require_publication()
+
+
+def set_policy(schema: str | None, policy: str) -> Publication:
+    """Change the conflict policy (only while the publication has no subscriptions)."""
+    from ..core.model import normalize_policy
+
+    return warehouse(schema).set_policy(normalize_policy(policy))
+
+
+def list_subscriptions(schema: str | None) -> list[dict]:
+    """Every subscription with its status, generation and update mode."""
+    return warehouse(schema).subscriptions()
+
+
+def drop_subscription(schema: str | None, subscriber: str) -> None:
+    """Drop a subscription; its queued rows the queue reader has not taken are never applied."""
+    warehouse(schema).drop_subscription(subscriber)
+
+
+def unlock(schema: str | None, force: bool = False):
+    """Remove the queue reader's run lock left by a process that died; returns the holder
+    removed (a run_lock.LockHolder), or None when no lock was held."""
+    from ..storage.run_lock import release
+
+    return release(warehouse(schema), force=force)
+
+
 def transaction_outcomes(schema: str | None = None) -> list[dict]:
     """What the queue reader decided for each transaction, in processing order."""
     wh = warehouse(schema)
@@ -126,11 +181,11 @@ def transaction_outcomes(schema: str | None = None) -> list[dict]:
     return [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
 
 
-def unapplied_queue(wh):
+def _unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F
 
-    from .warehouse import QUEUE_COLUMNS
+    from ..storage.warehouse import QUEUE_COLUMNS
 
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
@@ -147,7 +202,7 @@ def unapplied_queue(wh):
     return queue
 
 
-def reader_ran_since_init(wh, subscription: dict) -> bool:
+def _reader_ran_since_init(wh, subscription: dict) -> bool:
     """Whether a finished queue-reader batch was cut with the subscription at its current
     generation (the queue reader has run once since its initialization)."""
     if not (wh.exists("int_batch_subscriptions") and wh.exists("queue_reader_history")):
@@ -166,9 +221,9 @@ def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     target = mode.strip().lower()
-    pending = unapplied_queue(wh)
+    pending = _unapplied_queue(wh)
     pending = pending.where(pending.subscriber == subscriber).count() if target == "immediate" else 0
-    ran = target != "immediate" or reader_ran_since_init(wh, sub)
+    ran = target != "immediate" or _reader_ran_since_init(wh, sub)
     why = switch_refusal(subscriber, sub["update_mode"], target, pending, ran)
     if why:
         raise ConfigError(why)
@@ -180,8 +235,8 @@ def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: floa
     """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
     or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
     died) is recovered first."""
-    from .dbt_runner import run_queue_reader
-    from .run_lock import wait_until_free
+    from ..storage.dbt_runner import run_queue_reader
+    from ..storage.run_lock import wait_until_free
 
     wh = warehouse(schema)
     wh.require_publication()
@@ -217,7 +272,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     if until is not None:
         df = df.where(df["detected_at"] < until)
     rows = [r.asDict() for r in df.orderBy("detected_at", "subscriber", "tran_id", "command_seq").collect()]
-    reviews = conflict_reviews(wh)
+    reviews = _conflict_reviews(wh)
     for r in rows:
         for image in ("publisher_row", "subscriber_row"):
             r[image] = json.loads(r[image], parse_float=Decimal) if r[image] else None
@@ -226,7 +281,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
 
 
 def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl conflicts") -> Path:
-    """`qrepl viewer`: the HTML conflict viewer of every conflict (qrepl.viewer). Spark counts
+    """`qrepl viewer`: the HTML conflict viewer of every conflict (qrepl.services.viewer). Spark counts
     the conflicts per group (the page's counts, filters and charts); the rows stream in the
     viewer's order into chunks, from the same snapshot of `conflicts`. Returns index.html."""
     from pyspark.sql import functions as F
@@ -234,14 +289,14 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
 
     wh = warehouse(schema)
-    immediate = sorted(immediate_stats(wh).values(), key=lambda s: s["subscriber"])
+    immediate = sorted(_immediate_stats(wh).values(), key=lambda s: s["subscriber"])
     snapshot = wh.current_snapshot("conflicts") if wh.exists("conflicts") else None
     if snapshot is None:
         return write_viewer([], [], out_dir, title, immediate)
     df = wh.spark.read.option("snapshot-id", snapshot).table(wh.table("conflicts"))
     order = [F.col(f).desc() if descending else F.col(f).asc() for f, descending in VIEWER_ORDER]
     groups = [r.asDict() for r in df.groupBy(*GROUP_FIELDS).count().orderBy(*order[:-1]).collect()]
-    reviews = conflict_reviews(wh)
+    reviews = _conflict_reviews(wh)
     own = [f for f in ROW_FIELDS if f != "review"]
 
     def rows():
@@ -255,7 +310,7 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     return write_viewer(groups, rows(), out_dir, title, immediate)
 
 
-def conflict_reviews(wh) -> dict[str, dict]:
+def _conflict_reviews(wh) -> dict[str, dict]:
     """How each conflict resolved by hand was resolved (conflict_reviews, written only by
     macros/conflicts/qrepl_resolve_conflict.sql): keep, outcome, resolved_by, resolved_at."""
     if not wh.exists("conflict_reviews"):
@@ -268,7 +323,7 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     """Resolve a conflict by hand (docs/conflicts.md): `keep` subscriber writes the losing row to
     the publisher by compare-and-swap, publisher closes it. The dbt macro
     qrepl_resolve_conflict does the work (the same as `dbt run-operation`); returns the review."""
-    from .dbt_runner import dbt_invoke
+    from ..storage.dbt_runner import dbt_invoke
 
     wh = warehouse(schema)
     import getpass
@@ -276,7 +331,7 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     user = resolved_by or os.environ.get("USER") or getpass.getuser()
     dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
                 json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
-    return conflict_reviews(wh)[conflict_id]
+    return _conflict_reviews(wh)[conflict_id]
 
 
 def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, dict[int, int]]:
@@ -303,7 +358,7 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, 
     return removed, kept
 
 
-def immediate_stats(wh) -> dict[str, dict[str, Any]]:
+def _immediate_stats(wh) -> dict[str, dict[str, Any]]:
     """Per subscriber: immediate transactions decided at the publisher, how many were
     rejected, the rejected share, the last rejection's time, and the last automatic fallback
     to the queue (publisher unreachable)."""
@@ -327,18 +382,18 @@ def immediate_stats(wh) -> dict[str, dict[str, Any]]:
 def status(schema: str | None) -> dict[str, Any]:
     """The publication, each subscription with its queue depth and conflicts per article, the
     last run (a queue_reader_history row) and the run lock's holder, if any."""
-    from .run_lock import current_holder
+    from ..storage.run_lock import current_holder
 
     wh = warehouse(schema)
     pub = wh.require_publication()
     spark = wh.spark
-    queue = unapplied_queue(wh)
+    queue = _unapplied_queue(wh)
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
     conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
         for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
-    immediate = immediate_stats(wh)
+    immediate = _immediate_stats(wh)
     subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
                       "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
                       "immediate": immediate.get(s["subscriber"])}

@@ -5,7 +5,7 @@
   // Hash/filter key -> conflict field. The hash keys are part of the shareable-link contract.
   const FILTER_FIELDS = { publication: "publication", article: "article", subscriber: "subscriber", type: "conflict_type" };
   const STATE_KEYS = ["publication", "article", "subscriber", "type", "from", "to", "page", "conflict"];
-  // Conflict type -> colour, in SQL Server's code order (qrepl.model, embedded by qrepl.viewer).
+  // Conflict type -> colour, in SQL Server's code order (qrepl.core.model, embedded by qrepl.services.viewer).
   const TYPE_COLORS = parseJson("qrepl-types", {});
   const TYPE_ORDER = Object.keys(TYPE_COLORS);
   const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
@@ -14,7 +14,7 @@
   const MAX_FILLED_DAYS = 120;
   const PAGE_ROWS = 100;
 
-  // qrepl.viewer.write_viewer: the groups count every conflict; rows come in chunks (the first
+  // qrepl.services.viewer.write_viewer: the groups count every conflict; rows come in chunks (the first
   // inline, the others side files in META.data_dir), in group order, so a group is one run.
   const META = parseJson("qrepl-meta", { total: 0, chunk_rows: 1, chunks: 0, data_dir: "", row_fields: [] });
   const groups = parseGroups();

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 
-from .capture import Subscriber
-from .distribution import distribute
-from .model import ConflictError
-from .service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts, run_reader,
-                      transaction_outcomes, warehouse, write_conflict_viewer)
-from .spark import PROJECT_DIR, WORK_DIR
+from ..services.capture import Subscriber
+from ..services.distribution import distribute
+from ..core.model import ConflictError
+from ..services.service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts,
+                                output_dir, project_file, run_reader, transaction_outcomes, write_conflict_viewer)
 
 SUBSCRIBERS = ("north", "south", "east")
 IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)
@@ -17,15 +16,14 @@ IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)
 def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     echo(f"[1/6] resetting schema {schema} and creating publication 'sales' (publications/sales.yml)")
     drop_publication(schema, (*SUBSCRIBERS, IMMEDIATE))
-    create_publication(PROJECT_DIR / "publications" / "sales.yml", schema, seed=True, echo=echo)
+    create_publication(project_file("publications", "sales.yml"), schema, seed=True, echo=echo)
 
     echo(f"[2/6] subscribing {', '.join(SUBSCRIBERS)} (queued) and {IMMEDIATE} (immediate), "
          f"delivering their initial snapshots")
-    wh = warehouse(schema)
     subs = {}
     for name in (*SUBSCRIBERS, IMMEDIATE):
         add_subscription(schema, name, echo=lambda line: None, update_mode="immediate" if name == IMMEDIATE else "queued")
-        subs[name] = Subscriber(wh, name)
+        subs[name] = Subscriber(schema, name)
     north, south, east, west = (subs[n] for n in (*SUBSCRIBERS, IMMEDIATE))
 
     echo("[3/6] subscribers change their replicas offline; each change is captured into the queue")
@@ -65,7 +63,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
             echo(f"      {line}")
 
     echo("[5/6] distributing compensating commands and publisher changes to the subscribers")
-    delivered = distribute(wh, progress=echo)
+    delivered = distribute(schema, progress=echo)
     with west.transaction("west-move-ada-again") as t:      # its replica is current now: applied
         t.update("customers", {"customer_id": 1}, {"city": "Lyon"})
     echo(f"      {IMMEDIATE} retries after the delivery: applied at the publisher")
@@ -91,7 +89,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
              f"({counts['compensations']} compensating commands)")
     echo(f"Run: {history['transactions_processed']} transactions, {history['commands_processed']} commands, "
          f"{history['conflicts']} conflicts, {history['rejected']} rejected")
-    page = write_conflict_viewer(schema, WORK_DIR / "out" / "demo-viewer", title="qrepl demo conflicts")
+    page = write_conflict_viewer(schema, output_dir("out", "demo-viewer"), title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
          f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")

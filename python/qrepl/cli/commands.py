@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .model import CONFLICT_CODES, ConfigError, check_identifier
+from ..core.model import CONFLICT_CODES, ConfigError, check_identifier
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 DEMO_SCHEMA = "qrepl_demo"
@@ -105,7 +105,7 @@ def demo() -> None:
     Example:
       qrepl demo
     """
-    from .demo import run_demo
+    from ..tools.demo import run_demo
 
     run_demo(_schema(default=DEMO_SCHEMA), echo=_echo)
 
@@ -126,7 +126,7 @@ def run(wait_seconds: float) -> None:
       qrepl run --schema qrepl_demo
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
-    from .service import run_reader
+    from ..services.service import run_reader
 
     h = run_reader(_schema(), echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
@@ -170,7 +170,7 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
       qrepl conflicts --schema qrepl_demo --resolve 4d7db36187336aca5b0cef2066ce8ec3 --keep subscriber
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from .service import list_conflicts, remove_conflicts, resolve_conflict
+    from ..services.service import list_conflicts, remove_conflicts, resolve_conflict
 
     if (resolve_id is None) != (keep is None):
         raise click.UsageError("--resolve CONFLICT_ID and --keep subscriber|publisher go together")
@@ -217,7 +217,7 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from .service import write_conflict_viewer
+    from ..services.service import write_conflict_viewer
 
     _echo(str(write_conflict_viewer(_schema(), out_dir)))
 
@@ -235,7 +235,7 @@ def replay(scenarios, out_dir, policy, reference) -> None:
       qrepl replay scenarios/*.json --out out/spark
       qrepl replay scenarios/*.json --out out/ref --reference && diff -r out/ref out/spark
     """
-    from .replay import replay as do_replay
+    from ..tools.replay import replay as do_replay
 
     for path in do_replay(list(scenarios), out_dir, policy, reference, progress=_echo):
         _echo(f"wrote {path}")
@@ -260,15 +260,14 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
-    from .model import POLICIES
-    from .service import warehouse
-    from .whatif import whatif as do_whatif
-    from .whatif import whatif_table
+    from ..core.model import POLICIES
+    from ..services.service import publication as publication_of
+    from ..tools.whatif import whatif as do_whatif
+    from ..tools.whatif import whatif_table
 
     first, last = _batch_range(batches)
-    wh = warehouse(_schema())
-    results = do_whatif(wh, list(policies) or list(POLICIES), first, last, reference, progress=_echo)
-    for line in whatif_table(results, wh.require_publication().policy):
+    results = do_whatif(_schema(), list(policies) or list(POLICIES), first, last, reference, progress=_echo)
+    for line in whatif_table(results, publication_of(_schema()).policy):
         _echo(line)
 
 
@@ -293,9 +292,9 @@ def dbt(dbt_args) -> None:
       qrepl dbt build --schema qrepl_demo
       qrepl dbt docs generate --schema qrepl_demo
     """
-    from .dbt_runner import dbt_invoke
+    from ..services.service import run_dbt
 
-    dbt_invoke(list(dbt_args) or ["build"], _schema(), quiet=False)
+    run_dbt(_schema(), list(dbt_args) or ["build"], quiet=False)
 
 
 @main.command()
@@ -313,10 +312,9 @@ def enqueue(file, subscriber) -> None:
     Example:
       qrepl enqueue changes.jsonl --subscriber north --schema qrepl_demo
     """
-    from .enqueue import enqueue_file
-    from .service import warehouse
+    from ..services.enqueue import enqueue_file
 
-    report = enqueue_file(warehouse(_schema()), subscriber, file, progress=_echo)
+    report = enqueue_file(_schema(), subscriber, file, progress=_echo)
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
     _echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
@@ -339,10 +337,9 @@ def unlock(force: bool) -> None:
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    from .run_lock import release
-    from .service import warehouse
+    from ..services.service import unlock as remove_lock
 
-    holder = release(warehouse(_schema()), force=force)
+    holder = remove_lock(_schema(), force=force)
     _echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
 
@@ -356,10 +353,9 @@ def distribute() -> None:
     Example:
       qrepl distribute --schema qrepl_demo
     """
-    from .distribution import distribute as do_distribute
-    from .service import warehouse
+    from ..services.distribution import distribute as do_distribute
 
-    report = do_distribute(warehouse(_schema()), progress=_echo)  # one progress line per subscriber
+    report = do_distribute(_schema(), progress=_echo)  # one progress line per subscriber
     _echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
           f"of {len(report)} subscriber(s)")
 
@@ -379,7 +375,7 @@ def publication_create(config_path, seed) -> None:
     Example:
       qrepl publication create --config publications/sales.yml --seed
     """
-    from .service import create_publication
+    from ..services.service import create_publication
 
     pub = create_publication(config_path, _schema(), seed, echo=_echo)
     _echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
@@ -405,12 +401,11 @@ def subscription_add(subscriber, update_mode) -> None:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
     """
-    from .model import normalize_update_mode
-    from .service import add_subscription
+    from ..core.model import normalize_update_mode
+    from ..services.service import add_subscription
 
-    mode = normalize_update_mode(update_mode)
-    add_subscription(_schema(), subscriber, echo=_echo, update_mode=mode)
-    _echo(f"subscribed {subscriber} ({mode})")
+    sub = add_subscription(_schema(), subscriber, echo=_echo, update_mode=normalize_update_mode(update_mode))
+    _echo(f"subscribed {subscriber} ({sub['update_mode']})")
 
 
 @subscription.command("set-mode")
@@ -426,7 +421,7 @@ def subscription_set_mode(subscriber, mode) -> None:
       qrepl subscription set-mode south queued      # the publisher is unreachable
       qrepl run && qrepl subscription set-mode south immediate
     """
-    from .service import set_mode
+    from ..services.service import set_mode
 
     sub = set_mode(_schema(), subscriber, mode)
     _echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
@@ -441,10 +436,9 @@ def subscription_reinit(subscriber) -> None:
     Example:
       qrepl subscription reinit east
     """
-    from .distribution import reinitialize
-    from .service import warehouse
+    from ..services.distribution import reinitialize
 
-    generation = reinitialize(warehouse(_schema()), subscriber, progress=_echo)
+    generation = reinitialize(_schema(), subscriber, progress=_echo)
     _echo(f"{subscriber} reinitialized, generation {generation}")
 
 
@@ -456,9 +450,9 @@ def subscription_list() -> None:
     Example:
       qrepl subscription list --schema qrepl_demo
     """
-    from .service import warehouse
+    from ..services.service import list_subscriptions
 
-    for s in warehouse(_schema()).subscriptions():
+    for s in list_subscriptions(_schema()):
         _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
 
@@ -475,9 +469,9 @@ def subscription_drop(subscriber) -> None:
     Example:
       qrepl subscription drop east
     """
-    from .service import warehouse
+    from ..services.service import drop_subscription
 
-    warehouse(_schema()).drop_subscription(subscriber)
+    drop_subscription(_schema(), subscriber)
     _echo(f"dropped {subscriber}")
 
 
@@ -495,7 +489,7 @@ def publication_describe(table, key) -> None:
     Example:
       qrepl publication describe --table shop.stock --key warehouse_id,sku >> my.yml
     """
-    from .service import describe_table
+    from ..services.service import describe_table
 
     click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()]), nl=False)
 
@@ -509,10 +503,9 @@ def publication_set_policy(policy) -> None:
     Example:
       qrepl publication set-policy "sub wins"
     """
-    from .model import normalize_policy
-    from .service import warehouse
+    from ..services.service import set_policy
 
-    pub = warehouse(_schema()).set_policy(normalize_policy(policy))
+    pub = set_policy(_schema(), policy)
     _echo(f"publication {pub.name}: policy {pub.policy}")
 
 
@@ -524,9 +517,9 @@ def publication_show() -> None:
     Example:
       qrepl publication show --schema qrepl_demo
     """
-    from .service import warehouse
+    from ..services.service import publication as publication_of
 
-    pub = warehouse(_schema()).require_publication()
+    pub = publication_of(_schema())
     _echo(json.dumps(pub.to_dict(), indent=2))
 
 
@@ -542,10 +535,9 @@ def maintain() -> None:
     Example:
       qrepl maintain --schema qrepl_demo
     """
-    from .maintenance import maintain as do_maintain
-    from .service import warehouse
+    from ..services.maintenance import maintain as do_maintain
 
-    do_maintain(warehouse(_schema()), progress=_echo)
+    do_maintain(_schema(), progress=_echo)
 
 
 @main.command()
@@ -557,7 +549,7 @@ def status() -> None:
     Example:
       qrepl status --schema qrepl_demo
     """
-    from .service import status as publication_status
+    from ..services.service import status as publication_status
 
     for line in _status_lines(publication_status(_schema())):
         _echo(line)

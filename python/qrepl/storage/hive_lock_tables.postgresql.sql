@@ -1,7 +1,7 @@
 -- The Hive metastore's transaction tables, which Iceberg's Hive locks (HiveTableOperations ->
 -- metastore lock API -> TxnHandler) read and write, in PostgreSQL's dialect. Hive 2.3.9's
 -- TxnDbUtil.prepDb writes Derby's ("varchar ... for bit data") and stops half way on
--- PostgreSQL. Identifiers are unquoted, as TxnHandler's queries are. Idempotent: qrepl.spark
+-- PostgreSQL. Identifiers are unquoted, as TxnHandler's queries are. Idempotent: qrepl.storage.spark
 -- runs it on first use of a PostgreSQL metastore; it can also be run with psql by hand.
 create table if not exists txns (
     txn_id bigint primary key,

@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-_CHECKOUT = Path(__file__).resolve().parents[2]
-_PACKAGED_PROJECT = Path(__file__).resolve().parent / "dbt_project"  # packed by setup.py
+_PACKAGE = Path(__file__).resolve().parents[1]  # python/qrepl, or site-packages/qrepl
+_CHECKOUT = _PACKAGE.parents[1]
+_PACKAGED_PROJECT = _PACKAGE / "dbt_project"  # packed by setup.py
 
 
 def _project_dir() -> Path:
@@ -520,6 +521,6 @@ if __name__ == "__main__":
             private_umask()
             ensure_secret(Path(sys.argv[2]).resolve())
         else:
-            sys.exit("usage: python -m qrepl.spark init-metastore|launch-settings|ensure-secret FILE")
+            sys.exit("usage: python -m qrepl.storage.spark init-metastore|launch-settings|ensure-secret FILE")
     except RuntimeError as exc:
         sys.exit(f"qrepl: error: {exc}")

@@ -16,10 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from .model import CONFLICT_CODES, ConfigError, normalize_policy
+from ..core.model import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
-from .replica import table_at
-from .warehouse import QUEUE_COLUMNS, Warehouse, readable
+from ..storage.replica import table_at
+from ..services.service import warehouse
+from ..storage.warehouse import QUEUE_COLUMNS, Warehouse, readable
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
 
@@ -165,10 +166,11 @@ def summarize(outputs: dict[str, list[dict]], pub) -> dict[str, Any]:
     }
 
 
-def whatif(wh: Warehouse, policies: list[str], first: int, last: int | None = None, reference: bool = False,
+def whatif(schema: str | None, policies: list[str], first: int, last: int | None = None, reference: bool = False,
            progress: Callable[[str], None] = lambda _: None) -> dict[str, dict[str, Any]]:
     """Replay batches first..last (default: to the newest) under the publication's own policy
     and each of `policies`; returns per policy its normalized outputs and summary."""
+    wh = warehouse(schema)
     live = wh.require_publication()
     if last is None:
         last = wh.spark.table(wh.table("queue_reader_history")).agg({"batch_id": "max"}).first()[0] \

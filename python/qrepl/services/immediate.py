@@ -28,8 +28,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from .faults import point_comment
-from .model import (
+from ..storage.faults import point_comment
+from ..core.model import (
     CONFLICT_REASONS,
     Article,
     ConflictError,
@@ -37,10 +37,10 @@ from .model import (
     normalize_row,
     typed_row,
 )
-from .reference import judge
-from .replica import COMMIT_CONFLICTS
-from .dbt_runner import stamp_publisher
-from .warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
+from ..core.reference import judge
+from ..storage.replica import COMMIT_CONFLICTS
+from ..storage.dbt_runner import stamp_publisher
+from ..storage.warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
 
 ATTEMPTS = 5
 MISMATCH = "qrepl immediate: row no longer holds the version the subscriber saw"
@@ -72,10 +72,10 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
     return list(changes.values())
 
 
-def publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
+def _publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
     """The publisher's current rows for these keys, by canonical key (a key join, not a scan
     to the driver)."""
-    from .model import canonical_key
+    from ..core.model import canonical_key
 
     keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
                                      for k in key_values], article.key_ddl)
@@ -83,7 +83,7 @@ def publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> d
     return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
 
 
-def find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange],
+def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange],
                     at: datetime) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
     """The rows whose publisher state differs from what the subscriber saw (conflict rows in
     the terms of the conflict log), and every row's publisher state."""
@@ -92,7 +92,7 @@ def find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[
         mine = [c for c in changes if c.article == article.name]
         if not mine:
             continue
-        current = publisher_rows(wh, article, [c.key_values for c in mine])
+        current = _publisher_rows(wh, article, [c.key_values for c in mine])
         for c in mine:
             row = current.get(c.row_key)
             before[(c.article, c.row_key)] = row
@@ -185,7 +185,7 @@ def is_refused_commit(exc: Exception) -> bool:
     return MISMATCH in text or any(name in text for name in COMMIT_CONFLICTS)
 
 
-def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
+def _apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
                        pending: dict[tuple[str, str], dict | None], at: datetime) -> None:
     """Apply a captured transaction at the publisher, all rows or none; ConflictError (and a
     recorded rejection) when a row differs from what the subscriber saw."""
@@ -199,11 +199,11 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
         raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            mismatches, before = find_mismatches(wh, subscriber, tran_id, changes, at)
+            mismatches, before = _find_mismatches(wh, subscriber, tran_id, changes, at)
         except Exception as exc:
             raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
         if mismatches:
-            record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
+            _record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
             raise ConflictError(subscriber, tran_id, mismatches)
         done: list[Article] = []
         try:
@@ -218,11 +218,11 @@ def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: l
             if attempt == ATTEMPTS:
                 raise
             continue  # re-read: a real mismatch is rejected above, a file-level collision retried
-        record_outcome(wh, subscriber, tran_id, "applied", len(changes), at)
+        _record_outcome(wh, subscriber, tran_id, "applied", len(changes), at)
         return
 
 
-def record_outcome(wh: Warehouse, subscriber: str, tran_id: str, outcome: str, rows: int, at: datetime,
+def _record_outcome(wh: Warehouse, subscriber: str, tran_id: str, outcome: str, rows: int, at: datetime,
                    mismatches: list[dict] = ()) -> None:
     """One immediate_transactions row; for a rejection, its conflicting rows in immediate_rejections."""
     if mismatches:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .faults import point_comment
-from .model import (
+from ..core.model import (
     Article,
     ConfigError,
     Publication,
@@ -209,7 +209,7 @@ class Warehouse:
         """The article's publisher table: created, or an existing table published in place
         (docs/publishing.md). An existing table must hold exactly the declared columns with
         the declared types; it gains msrepl_tran_version (its rows get one from the
-        publisher's trigger, qrepl.warehouse.stamp_publisher) and keeps its data and history.
+        publisher's trigger, qrepl.storage.warehouse.stamp_publisher) and keeps its data and history.
         A column added to a publication is added to the table (and to every replica, by the
         caller); a column removed or retyped is refused."""
         if not self.exists(article.name):

@@ -1,0 +1,5 @@
+"""The `qrepl` command line (qrepl.cli.commands)."""
+
+from .commands import main
+
+__all__ = ["main"]

@@ -1,0 +1,5 @@
+"""`python -m qrepl.cli`."""
+
+from .commands import main
+
+main()
