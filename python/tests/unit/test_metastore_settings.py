@@ -99,3 +99,18 @@ def test_spark_defaults_conf_is_owner_only(monkeypatch, tmp_path):
     conf_dir = spark.write_spark_conf_dir(tmp_path / "state")
     assert (conf_dir / "spark-defaults.conf").stat().st_mode & 0o777 == 0o600
     assert conf_dir.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_shared_sticky_directory_is_never_closed(tmp_path):
+    """A secret or a state dir placed straight in /tmp by a process that owns /tmp (root) must
+    not close /tmp to every other user of the host; a directory of qrepl's own is closed."""
+    shared = tmp_path / "tmp_like"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    spark.ensure_secret(shared / "secret")
+    assert shared.stat().st_mode & 0o7777 == 0o1777
+    own = tmp_path / "own"
+    own.mkdir()
+    own.chmod(0o755)
+    spark.make_private_dir(own)
+    assert own.stat().st_mode & 0o777 == 0o700
