@@ -11,7 +11,16 @@ from typing import Any, Callable
 
 import yaml
 
-from ..core.model import ConfigError, Publication, normalize_update_mode, publication_from_dict, switch_refusal
+from ..core.model import (
+    ConfigError,
+    Publication,
+    check_identifier,
+    check_type,
+    normalize_policy,
+    normalize_update_mode,
+    publication_from_dict,
+    switch_refusal,
+)
 
 Echo = Callable[[str], None]
 
@@ -45,8 +54,6 @@ def output_dir(*parts: str) -> Path:
 def run_dbt(schema: str | None, args: list[str], quiet: bool = True) -> None:
     """Any dbt command on the embedded Spark, on the publication in `schema` (`qrepl dbt`)."""
     from ..storage.dbt_runner import dbt_invoke
-
-    from ..core.model import check_identifier
 
     dbt_invoke(args, check_identifier(schema or default_schema(), "schema"), quiet=quiet)
 
@@ -82,8 +89,6 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
 
 def describe_table(table: str, key: list[str]) -> str:
     """The YAML article declaration of an existing table (`qrepl publication describe`)."""
-    from ..core.model import check_identifier, check_type
-
     parts = table.split(".")
     if len(parts) != 2:
         raise ConfigError(f"--table must be SCHEMA.TABLE, got {table!r}")
@@ -150,8 +155,6 @@ def publication(schema: str | None) -> Publication:
 
 def set_policy(schema: str | None, policy: str) -> Publication:
     """Change the conflict policy (only while the publication has no subscriptions)."""
-    from ..core.model import normalize_policy
-
     return warehouse(schema).set_policy(normalize_policy(policy))
 
 

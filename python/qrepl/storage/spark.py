@@ -98,10 +98,10 @@ def private_umask() -> None:
 def make_private_dir(path: Path) -> Path:
     """mkdir -p with mode 0700; an existing directory of ours is closed to other users too."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    mode = path.stat().st_mode
+    st = path.stat()
     # a shared sticky directory (/tmp, /var/tmp) is never closed, even when this process owns
     # it (root): every other user of the host needs it; files in it are owner-only anyway
-    if path.stat().st_uid == os.getuid() and mode & 0o077 and not mode & stat.S_ISVTX:
+    if st.st_uid == os.getuid() and st.st_mode & 0o077 and not st.st_mode & stat.S_ISVTX:
         path.chmod(0o700)  # a directory, not a secret file: closing it later hides what is inside
     return path
 

@@ -5,12 +5,12 @@ whole process group, so the Spark JVM dies with it) right after write K of its l
     python crash_driver.py crash SCENARIO SCHEMA =P    # dies right after the first write whose label starts with P
     python crash_driver.py recover SCENARIO SCHEMA OUT [resolve-kill]
                                                        # the next ordinary run, outputs to OUT; with
-                                                       # resolve-kill it then dies as resolve-kill does
-    python crash_driver.py resolve-kill SCENARIO SCHEMA # plays the scenario, then dies right after the
-                                                        # publisher write of a resolve by hand (keep subscriber)
+                                                       # resolve-kill it then resolves the scenario's first
+                                                       # update_update conflict by hand (keep subscriber)
+                                                       # and dies right after that publisher write
     python crash_driver.py resolve SCENARIO SCHEMA OUT  # resolves that conflict again, twice; outputs to OUT
 
-Both use the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
+Every mode uses the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
 that is killed; `recover` recovers the dead run's lock once its lease expires and runs the queue reader once, on the
 scenario's clock, as a scheduler's next run would.
 """
@@ -71,12 +71,10 @@ def _resolve_and_die(schema: str) -> int:
     return 3
 
 
-def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
+def _resolve(scenario, schema: str, argv: list[str]) -> int:
+    """Resolve the conflict a killed resolve left half done, then once more."""
     from qrepl.services.service import resolve_conflict
 
-    if mode == "resolve-kill":
-        play(scenario, SparkBackend(scenario, schema))
-        return _resolve_and_die(schema)
     backend = SparkBackend.attach(scenario, schema)
     conflict = _update_update(schema)
     first = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
@@ -91,8 +89,8 @@ def _resolve(mode: str, scenario, schema: str, argv: list[str]) -> int:
 def main(argv: list[str]) -> int:
     mode, scenario_path, schema = argv[:3]
     scenario = load_scenario(Path(scenario_path))
-    if mode in ("resolve-kill", "resolve"):
-        return _resolve(mode, scenario, schema, argv)
+    if mode == "resolve":
+        return _resolve(scenario, schema, argv)
     if mode == "crash":
         play(scenario, KilledRun(scenario, schema, argv[3]))
         print("the run finished before write", argv[3], file=sys.stderr)
