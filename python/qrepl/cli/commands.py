@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..core.model import CONFLICT_CODES, ConfigError, check_identifier
+from ..core.model import CONFLICT_CODES, PUBLISHER_RANGE_OWNER, ConfigError, check_identifier
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 DEMO_SCHEMA = "qrepl_demo"
@@ -475,6 +475,41 @@ def subscription_drop(subscriber) -> None:
     _echo(f"dropped {subscriber}")
 
 
+@subscription.command("range")
+@click.argument("subscriber")
+@click.option("--article", "article", default=None, help="One identity article (default: every one).")
+def subscription_range(subscriber, article) -> None:
+    """Give SUBSCRIBER the next identity range of an article with an identity column: what a
+    queued capture asks for when the subscriber's range is used up. Values already captured
+    from the old range stay the subscriber's. See docs/spec.md §3 and `qrepl status`.
+
+    \b
+    Example:
+      qrepl subscription range north --article orders
+    """
+    from ..services.service import assign_identity_range
+
+    for name, start, end in assign_identity_range(_schema(), check_identifier(subscriber, "subscriber"), article):
+        _echo(f"{subscriber}: identity range {start}..{end} of {name}")
+
+
+@publication.command("range")
+@click.option("--article", "article", default=None, help="One identity article (default: every one).")
+def publication_range(article) -> None:
+    """Give the publisher the next identity range of an article with an identity column: what
+    an immediate insert asks for when the publisher's range is used up (the publisher makes
+    the identity values of immediate subscribers' inserts). See docs/spec.md §3.
+
+    \b
+    Example:
+      qrepl publication range --article orders
+    """
+    from ..services.service import assign_identity_range
+
+    for name, start, end in assign_identity_range(_schema(), PUBLISHER_RANGE_OWNER, article):
+        _echo(f"publisher: identity range {start}..{end} of {name}")
+
+
 @publication.command("describe")
 @click.option("--table", "table", required=True, metavar="SCHEMA.TABLE",
               help="An existing Iceberg table (in the publication's schema to publish it in place).")
@@ -624,6 +659,11 @@ def _status_lines(report: dict) -> list[str]:
         lines.append(f"last run: batch {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
                      f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
                      + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
+    for r in report.get("identity_ranges", []):
+        lines.append(f"identity {r['article']}: {r['owner']} range {r['range_start']}..{r['range_end']}, "
+                     f"{r['left']} value(s) left" + ("" if r["left"] else "; used up: run `" + (
+                         f"qrepl publication range --article {r['article']}" if r["owner"] == "publisher"
+                         else f"qrepl subscription range {r['owner']} --article {r['article']}") + "`"))
     holder = report["run_lock"]
     if holder is not None:
         lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at} ({holder.lease_text()})")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Context, Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, Iterable
 
 # Patterns end in \Z, not $: `$` also matches before a final newline, so "north\n" would pass.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -249,11 +249,20 @@ def check_type(type_name: Any, column: str) -> str:
     raise ConfigError(f"column {column}: unsupported type {type_name!r} (use {', '.join(SCALAR_TYPES)}, decimal(p,s))")
 
 
+DEFAULT_IDENTITY_RANGE = 1000  # values per subscriber range, SQL Server's @identity_range default
+MAX_IDENTITY_RANGE = 10**12
+PUBLISHER_RANGE_OWNER = ""  # the owner of the publisher's own identity range
+
+
 @dataclass(frozen=True)
 class Article:
     name: str
     key: tuple[str, ...]
     columns: dict[str, str]  # column -> type, in declaration order
+    # columns the publisher generates (docs/spec.md §3): an identity (bigint) and a commit stamp (timestamp)
+    identity: str | None = None
+    identity_range: int = DEFAULT_IDENTITY_RANGE
+    stamped: str | None = None
 
     @property
     def value_columns(self) -> list[str]:
@@ -286,9 +295,47 @@ class Publication:
             "conflict_retention_days": self.conflict_retention_days,
             "centralized_conflicts": self.centralized_conflicts,
             "articles": [
-                {"name": a.name, "key": list(a.key), "columns": dict(a.columns)} for a in self.articles
+                _article_dict(a) for a in self.articles
             ],
         }
+
+
+def _article_dict(a: Article) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": a.name, "key": list(a.key), "columns": dict(a.columns)}
+    if a.identity:
+        out["identity"] = a.identity
+        out["identity_range"] = a.identity_range
+    if a.stamped:
+        out["stamped"] = a.stamped
+    return out
+
+
+def _generated_columns(raw: dict, aname: str, columns: dict[str, str],
+                       key: list[str]) -> tuple[str | None, int, str | None]:
+    """An article's identity column (a bigint the publisher assigns, from ranges per owner) and
+    stamped column (a timestamp the publisher sets at commit), validated (docs/spec.md §3)."""
+    identity, stamped = raw.get("identity"), raw.get("stamped")
+    size = raw.get("identity_range", DEFAULT_IDENTITY_RANGE)
+    if identity is not None:
+        if identity not in columns:
+            raise ConfigError(f"article {aname}: identity column {identity!r} is not among its columns")
+        if columns[identity] != "bigint":
+            raise ConfigError(f"article {aname}: identity column {identity} must be bigint, not {columns[identity]}")
+    if "identity_range" in raw and identity is None:
+        raise ConfigError(f"article {aname}: identity_range needs an identity column")
+    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_IDENTITY_RANGE:
+        raise ConfigError(f"article {aname}: identity_range must be a whole number from 1 to {MAX_IDENTITY_RANGE}, "
+                          f"got {size!r}")
+    if stamped is not None:
+        if stamped not in columns:
+            raise ConfigError(f"article {aname}: stamped column {stamped!r} is not among its columns")
+        if columns[stamped] != "timestamp":
+            raise ConfigError(f"article {aname}: stamped column {stamped} must be timestamp, not {columns[stamped]}")
+        if stamped in key:
+            raise ConfigError(f"article {aname}: stamped column {stamped} cannot be a key column")
+        if stamped == identity:
+            raise ConfigError(f"article {aname}: {stamped} cannot be both the identity and the stamped column")
+    return identity, size, stamped
 
 
 def publication_from_dict(data: Any) -> Publication:
@@ -337,7 +384,8 @@ def publication_from_dict(data: Any) -> Publication:
             if columns[k] not in KEY_TYPES and not DECIMAL_TYPE.match(columns[k]):
                 raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
                                   f"or decimal(p,s), not {columns[k]}")
-        articles.append(Article(aname, tuple(key), columns))
+        identity, size, stamped = _generated_columns(raw, aname, columns, key)
+        articles.append(Article(aname, tuple(key), columns, identity, size, stamped))
     return Publication(name, policy, retention, centralized, articles)
 
 
@@ -437,6 +485,11 @@ def timestamp_text(moment: datetime, type_name: str) -> str:
     if type_name == "timestamp_ntz":
         return moment.isoformat(timespec="microseconds")
     return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def stamp_text(at: datetime) -> str:
+    """A commit time as a stamped column holds it: a `timestamp`; a naive time is UTC."""
+    return timestamp_text(at if at.tzinfo else at.replace(tzinfo=timezone.utc), "timestamp")
 
 
 def binary_value(value: Any) -> bytes | None:
@@ -679,6 +732,39 @@ def normalize_row(article: Article, row: dict[str, Any] | None) -> dict[str, Any
         out[col] = decimal_text(v) if isinstance(v, Decimal) else v
     out["msrepl_tran_version"] = row.get("msrepl_tran_version")
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Identity ranges (SQL Server's automatic identity range management, docs/spec.md §3). A range is
+# (start, end), both inclusive. The publisher and each subscriber of an identity article hold one;
+# ranges never overlap, and each new one starts above every range and every value the publisher
+# table holds.
+
+
+def next_range(ranges: list[tuple[int, int]], highest: int | None, size: int) -> tuple[int, int]:
+    """The next range of `size` values: above every existing range and the table's highest value."""
+    start = max([end for _, end in ranges] + [highest or 0, 0]) + 1
+    return start, start + size - 1
+
+
+def next_identity(rng: tuple[int, int], used: Iterable[Any]) -> int | None:
+    """The next value of a range: one above the highest value in it already used (the range's
+    start when none is), None when the range is used up."""
+    start, end = rng
+    inside = [v for v in used if v is not None and start <= int(v) <= end]
+    value = max(inside) + 1 if inside else start
+    return value if value <= end else None
+
+
+def range_refusal(owner: str, article: Article, rng: tuple[int, int] | None) -> str:
+    """The line a capture gets when its identity range is used up or missing: what to run."""
+    who = "the publisher" if owner == PUBLISHER_RANGE_OWNER else f"subscriber {owner}"
+    fix = ("qrepl publication range --article " + article.name if owner == PUBLISHER_RANGE_OWNER
+           else f"qrepl subscription range {owner} --article {article.name}")
+    if rng is None:
+        return f"{who} has no identity range for {article.name}.{article.identity}: run `{fix}` to assign one"
+    return (f"{who} has used its identity range {rng[0]}..{rng[1]} of {article.name}.{article.identity}: "
+            f"run `{fix}` to assign the next range")
 
 
 def dumps(obj: Any) -> str:

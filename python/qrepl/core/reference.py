@@ -18,6 +18,7 @@ from .model import (
     CONFLICT_REASONS,
     MAX_KEY_BYTES,
     MAX_ROW_BYTES,
+    PUBLISHER_RANGE_OWNER,
     REJECT_WHOLE_TRANSACTION,
     UUID_TEXT,
     Article,
@@ -27,10 +28,14 @@ from .model import (
     canonical_key,
     capture_refusal,
     initial_current_mode,
+    next_identity,
+    next_range,
     normalize_update_mode,
     normalize_row,
     parse_json_object,
     queued_value_ok,
+    range_refusal,
+    stamp_text,
     switch_refusal,
 )
 
@@ -162,10 +167,42 @@ class ReferenceReader:
     history: list[Row] = field(default_factory=list)
     immediate_outcomes: list[Row] = field(default_factory=list)
     immediate_rejections: list[Row] = field(default_factory=list)
+    # identity ranges (docs/spec.md §3): every range ever assigned, in order; an owner's current
+    # range is its last. The owner is a subscriber, or PUBLISHER_RANGE_OWNER.
+    identity_ranges: list[tuple[str, str, int, int]] = field(default_factory=list)
+    committed_images: dict[tuple[str, str], Row | None] = field(default_factory=dict)  # the last immediate commit's
 
     def __post_init__(self) -> None:
         for a in self.publication.articles:
             self.publisher.setdefault(a.name, {})
+            if a.identity:
+                self.assign_range(PUBLISHER_RANGE_OWNER, a.name)
+
+    # -- identity ranges ------------------------------------------------------------------
+    def assign_range(self, owner: str, article_name: str) -> tuple[int, int]:
+        """The owner's next range of the article's identity: above every range assigned before
+        and every value the publisher holds."""
+        a = self.article(article_name)
+        highest = max((r[a.identity] for r in self.publisher[a.name].values() if r[a.identity] is not None),
+                      default=None)
+        rng = next_range([(s, e) for art, _, s, e in self.identity_ranges if art == a.name], highest,
+                         a.identity_range)
+        self.identity_ranges.append((a.name, owner, *rng))
+        return rng
+
+    def identity_range(self, owner: str, article_name: str) -> tuple[int, int] | None:
+        mine = [(s, e) for art, o, s, e in self.identity_ranges if art == article_name and o == owner]
+        return mine[-1] if mine else None
+
+    def capture_identity(self, subscriber: str, article_name: str, replica_values: list[Any]) -> int:
+        """The identity value a queued subscriber's insert gets: the next of its range above
+        what its replica holds in it; ConfigError when the range is used up."""
+        a = self.article(article_name)
+        rng = self.identity_range(subscriber, a.name)
+        value = next_identity(rng, replica_values) if rng else None
+        if value is None:
+            raise ConfigError(range_refusal(subscriber, a, rng))
+        return value
 
     # -- publisher-side helpers ------------------------------------------------------------
     def article(self, name: str) -> Article:
@@ -189,9 +226,14 @@ class ReferenceReader:
         dropped subscription's generation (its tombstone)."""
         mode = normalize_update_mode(update_mode)
         generation = self.dropped_generations[subscriber] + 1 if subscriber in self.dropped_generations else 0
-        self.subscriptions.setdefault(
-            subscriber, Subscription(subscriber, self.publication.name, generation=generation, update_mode=mode,
-                                     current_mode=initial_current_mode(mode)))
+        if subscriber in self.subscriptions:
+            return
+        self.subscriptions[subscriber] = Subscription(
+            subscriber, self.publication.name, generation=generation, update_mode=mode,
+            current_mode=initial_current_mode(mode))
+        for a in self.publication.articles:
+            if a.identity:
+                self.assign_range(subscriber, a.name)
 
     def drop_subscription(self, subscriber: str) -> None:
         """Unsubscribe, keeping the generation in a tombstone: queued rows of the dropped
@@ -233,7 +275,13 @@ class ReferenceReader:
         compare-and-swap over all its rows: every row still holds the version the subscriber
         saw (absence for an insert), or nothing changes and ConflictError names each row that
         does not (the rejection is recorded). Commands are captured commands: article, op,
-        row_key, old_version, new_version, new_row (JSON text)."""
+        row_key, old_version, new_version, new_row (JSON text).
+
+        The publisher generates its columns here (docs/spec.md §3): an insert whose identity is
+        null gets the next value of the publisher's range (its row_key then follows), and every
+        row inserted or updated gets `at` in its stamped column; ConfigError when the range is
+        used up. The row images the publisher commits are in `self.committed_images`, for the
+        replica."""
         sub = self.subscriptions[subscriber]
         self.check_capture(subscriber)
         if sub.current_mode != "immediate":
@@ -242,13 +290,18 @@ class ReferenceReader:
         found: list[Row] = []
         for seq, cmd in enumerate(commands, 1):
             article = self.article(cmd["article"])
-            where = (article.name, cmd["row_key"])
-            current = overlay[where] if where in overlay else self.publisher[article.name].get(cmd["row_key"])
-            kind = judge(cmd["op"], current, cmd.get("old_version"))
             image = None
             if cmd["op"] in ("I", "U"):
                 image = normalize_row(article, parse_json_object(cmd["new_row"]))
                 image["msrepl_tran_version"] = cmd["new_version"]
+                if article.stamped:
+                    image[article.stamped] = stamp_text(at)
+                if article.identity and cmd["op"] == "I" and image[article.identity] is None:
+                    image[article.identity] = self._publisher_identity(article, overlay)
+                    cmd = {**cmd, "row_key": canonical_key(article, image)}
+            where = (article.name, cmd["row_key"])
+            current = overlay[where] if where in overlay else self.publisher[article.name].get(cmd["row_key"])
+            kind = judge(cmd["op"], current, cmd.get("old_version"))
             if kind:
                 found.append({
                     "subscriber": subscriber, "tran_id": tran_id, "article": article.name,
@@ -266,7 +319,17 @@ class ReferenceReader:
             self.immediate_rejections.extend(found)
             raise ConflictError(subscriber, tran_id, found)
         self._apply(overlay)
+        self.committed_images = overlay
         return outcome
+
+    def _publisher_identity(self, article: Article, overlay: dict[tuple[str, str], Row | None]) -> int:
+        rng = self.identity_range(PUBLISHER_RANGE_OWNER, article.name)
+        used = [r[article.identity] for r in self.publisher[article.name].values()]
+        used += [r[article.identity] for (name, _), r in overlay.items() if name == article.name and r]
+        value = next_identity(rng, used) if rng else None
+        if value is None:
+            raise ConfigError(range_refusal(PUBLISHER_RANGE_OWNER, article, rng))
+        return value
 
     # -- the queue reader -----------------------------------------------------------------
     def _reject_reason(self, row: Row, batch: "BatchFacts") -> str | None:

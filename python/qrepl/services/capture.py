@@ -16,17 +16,57 @@ from decimal import Decimal
 from typing import Any, Iterator
 
 from .immediate import PublisherUnreachable, _apply_at_publisher, _publisher_rows, _record_outcome
-from ..core.model import ConfigError, canonical_key, capture_refusal, check_identifier, dumps, normalize_row, value_refusal
+from ..core.model import (
+    PUBLISHER_RANGE_OWNER,
+    ConfigError,
+    canonical_key,
+    capture_refusal,
+    check_identifier,
+    dumps,
+    normalize_row,
+    stamp_text,
+    value_refusal,
+)
 from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from ..storage.warehouse import new_version
 from .service import warehouse as open_warehouse
 
 
 class Transaction:
-    def __init__(self, subscriber: "Subscriber") -> None:
+    def __init__(self, subscriber: "Subscriber", mode: str = "queued") -> None:
         self.sub = subscriber
+        self.mode = mode
         self.commands: list[dict] = []
         self.pending: dict[tuple[str, str], dict | None] = {}
+        self.images: list[dict | None] = []  # each command's row image (its new_row), for stamp_rows
+        # identity values this transaction's inserts were given, per article, in order
+        self.identities: dict[str, list[int]] = {}
+
+    def _identity(self, article, op: str, new_row: dict | None, current: dict | None) -> dict | None:
+        """An insert of an identity article gets the next value of a range: the publisher's
+        under immediate updating (the publisher generates it), the subscriber's own under
+        queued (docs/spec.md §3). The value is qrepl's to give, and an update cannot change it."""
+        col = article.identity
+        if not col or new_row is None:
+            return new_row
+        if op == "U":
+            if new_row.get(col) != current.get(col):
+                raise ConfigError(f"{article.name}.{col} is an identity column: an update cannot change it")
+            return new_row
+        if new_row.get(col) is not None:
+            raise ConfigError(f"{article.name}.{col} is an identity column: leave it out of the insert, "
+                              f"qrepl gives it from the {'publisher' if self.mode == 'immediate' else 'subscriber'}'s "
+                              f"identity range")
+        from ..storage.identity_ranges import next_value
+
+        wh = self.sub.warehouse
+        taken = self.identities.setdefault(article.name, [])
+        if self.mode == "immediate":
+            value = next_value(wh, PUBLISHER_RANGE_OWNER, article, wh.table(article.name), taken)
+        else:
+            value = next_value(wh, self.sub.name, article, f"{self.sub.replica.wh.schema}.{article.name}", taken)
+        taken.append(value)
+        return {**new_row, col: value}
 
     def _current(self, article: str, key: str, key_values: dict) -> dict | None:
         if (article, key) in self.pending:
@@ -35,10 +75,14 @@ class Transaction:
 
     def _command(self, article_name: str, op: str, key_values: dict, new_row: dict | None) -> str | None:
         article = self.sub.warehouse.article(article_name)
+        if op == "I" and article.identity:
+            new_row = key_values = self._identity(article, op, new_row, None)
         key = canonical_key(article, key_values)
         if key is None:
             raise ConfigError(f"{article_name}: the key {list(article.key)} is missing or mistyped in {key_values}")
         current = self._current(article.name, key, key_values)
+        if op == "U" and current is not None:
+            new_row = self._identity(article, op, new_row, current)
         if op in ("U", "D") and current is None:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
@@ -58,6 +102,7 @@ class Transaction:
             "old_row": dumps({c: current[c] for c in article.columns}) if current else None,
         })
         self.pending[(article.name, key)] = image
+        self.images.append(image)
         return version
 
     def insert(self, article: str, row: dict[str, Any]) -> str | None:
@@ -98,7 +143,7 @@ class Subscriber:
         refusal = capture_refusal(self.name, sub["current_mode"], sub["status"])
         if refusal:
             raise ConfigError(refusal)
-        tran = Transaction(self)
+        tran = Transaction(self, sub["current_mode"])
         yield tran
         if not tran.commands:
             return
@@ -107,6 +152,7 @@ class Subscriber:
         # produce the same id (which would quarantine both as duplicates)
         tran_id = tran_id or f"{self.name}-{seq}-{uuid.uuid4().hex[:8]}"
         now = datetime.now(timezone.utc).replace(tzinfo=None)
+        stamp_rows(self.warehouse, tran, now)
         queued = sub["current_mode"] != "immediate"
         if not queued:
             # the publisher commit is the commit point; the replica follows it
@@ -151,6 +197,21 @@ class Subscriber:
         raise ConfigError(f"subscriber {self.name} was reinitialized during transaction {tran_id}: it will be "
                           f"rejected_reinit (generation {generation} < {now['generation']}) and the replica "
                           f"holds the publisher's rows again; capture it again")
+
+
+def stamp_rows(wh, tran: Transaction, now: datetime) -> None:
+    """Every row the transaction inserts or updates gets its commit time in its article's
+    stamped column (docs/spec.md §3): the publisher's commit under immediate updating, the
+    capture under queued updating."""
+    stamped = {a.name: a.stamped for a in wh.require_publication().articles if a.stamped}
+    if not stamped:
+        return
+    text = stamp_text(now)
+    for command, image in zip(tran.commands, tran.images):
+        if command["article"] in stamped and image is not None:
+            image[stamped[command["article"]]] = text  # the pending image of its row is one of these
+            article = wh.article(command["article"])
+            command["new_row"] = dumps({c: image[c] for c in article.columns})
 
 
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:

@@ -28,6 +28,7 @@ from ..core.model import (
     UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
     queued_value_ok,
 )
+from ..storage.identity_ranges import owned_ranges
 from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
 from .service import warehouse
 
@@ -111,7 +112,10 @@ def _timestamps_as_text(df):
     return df
 
 
-def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
+def check_record(pub: Publication, rec: dict[str, Any],
+                 ranges: dict[str, list[tuple[int, int]]] | None = None) -> str | None:
+    """The reason a file record cannot be queued, or None. `ranges`: the subscriber's identity
+    ranges per identity article: an insert's identity value must lie in one (docs/spec.md §3)."""
     article = pub.article(rec.get("article")) if isinstance(rec.get("article"), str) else None
     op = rec.get("op")
     if not rec.get("tran_id"):
@@ -154,6 +158,13 @@ def check_record(pub: Publication, rec: dict[str, Any]) -> str | None:
                 " (a decimal must fit its precision and scale exactly: never rounded)"
                 if any(article.columns[c].startswith("decimal") for c in wrong) else "") + "".join(
                 dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
+    if op == "I" and article.identity and ranges is not None:
+        value = coerce_json_value(image[article.identity], "bigint")
+        mine = ranges.get(article.name, [])
+        if value is None or not any(start <= value <= end for start, end in mine):
+            held = ", ".join(f"{start}..{end}" for start, end in mine) or "none"
+            return (f"identity {article.identity} {image[article.identity]!r} is outside the subscriber's identity "
+                    f"range(s) of {article.name} ({held})")
     return None
 
 
@@ -169,10 +180,11 @@ def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Call
     transactions: dict[str, list[tuple[str, dict]]] = {}
     bad: dict[str, list[tuple[str, dict | None, str]]] = {}
     report = EnqueueReport(problems=[])
+    ranges = {a.name: owned_ranges(wh, subscriber, a.name) for a in pub.articles if a.identity}
     for n, (where, rec, error) in enumerate(read_records(Path(path), wh.spark), 1):
         if n % chunk == 0:
             progress(f"read {n} records")
-        reason = error or check_record(pub, rec)
+        reason = error or check_record(pub, rec, ranges)
         tran = str(rec.get("tran_id")) if rec and rec.get("tran_id") else f"<{where}>"
         if reason:
             report.problems.append(f"{path}:{where}: {reason}")

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import yaml
 
 from ..core.model import (
+    PUBLISHER_RANGE_OWNER,
     ConfigError,
     Publication,
     check_identifier,
@@ -75,6 +76,12 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     from ..storage.dbt_runner import stamp_publisher
 
     stamp_publisher(wh)
+    # identity ranges: the publisher's, and every subscriber's (an identity declared later included)
+    from ..storage.identity_ranges import ensure_ranges
+
+    ensure_ranges(wh, PUBLISHER_RANGE_OWNER, pub.articles)
+    for sub in wh.subscriptions():
+        ensure_ranges(wh, sub["subscriber"], pub.articles)
     if seed:
         from ..storage.dbt_runner import dbt_invoke
 
@@ -128,8 +135,50 @@ def add_subscription(schema: str | None, subscriber: str, echo: Echo = print, up
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
+    from ..storage.identity_ranges import ensure_ranges
+
+    ensure_ranges(wh, subscriber, wh.require_publication().articles)
     snapshot_replica(wh, subscriber, echo)
     return wh.subscription(subscriber)
+
+
+def assign_identity_range(schema: str | None, owner: str, article: str | None = None) -> list[tuple[str, int, int]]:
+    """Give the publisher (owner PUBLISHER_RANGE_OWNER) or a subscriber the next identity range
+    of an article (every identity article when None): what a used-up range asks for. Returns
+    (article, start, end) per range assigned."""
+    from ..storage.identity_ranges import assign_range
+
+    wh = warehouse(schema)
+    pub = wh.require_publication()
+    if owner != PUBLISHER_RANGE_OWNER and wh.subscription(owner) is None:
+        raise ConfigError(f"no subscription for subscriber {owner}")
+    chosen = [a for a in pub.articles if a.identity and (article is None or a.name == article)]
+    if not chosen:
+        raise ConfigError(f"article {article} has no identity column" if article
+                          else f"publication {pub.name} has no article with an identity column")
+    return [(a.name, *assign_range(wh, owner, a)) for a in chosen]
+
+
+def identity_ranges(schema: str | None) -> list[dict]:
+    """Every owner's current identity range, per identity article, and the values it has left."""
+    from ..storage.identity_ranges import current_range, highest_value
+
+    wh = warehouse(schema)
+    pub = wh.require_publication()
+    out = []
+    owners = [PUBLISHER_RANGE_OWNER] + [s["subscriber"] for s in wh.subscriptions()]
+    for a in pub.articles:
+        if not a.identity:
+            continue
+        for owner in owners:
+            rng = current_range(wh, owner, a.name)
+            if rng is None:
+                continue
+            table = wh.table(a.name) if owner == PUBLISHER_RANGE_OWNER else f"{wh.schema}__{owner}.{a.name}"
+            highest = highest_value(wh, table, a, rng) if wh.spark.catalog.tableExists(table) else None
+            out.append({"article": a.name, "owner": owner or "publisher", "range_start": rng[0], "range_end": rng[1],
+                        "left": rng[1] - max(highest or rng[0] - 1, rng[0] - 1)})
+    return out
 
 
 def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> None:
@@ -406,4 +455,5 @@ def status(schema: str | None) -> dict[str, Any]:
         last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
         last_run = last[0].asDict() if last else None
     return {"publication": pub, "subscriptions": subscriptions, "last_run": last_run,
-            "run_lock": current_holder(wh)}
+            "run_lock": current_holder(wh),
+            "identity_ranges": identity_ranges(schema) if any(a.identity for a in pub.articles) else []}

@@ -58,6 +58,8 @@ IMMEDIATE_REJECTIONS_SCHEMA = (
 )
 PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days INT, centralized_conflicts BOOLEAN"
 ARTICLES_SCHEMA = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
+# added later (ensure_article_columns): the columns the publisher generates, docs/spec.md §3
+ARTICLE_GENERATED_COLUMNS = {"identity_column": "STRING", "identity_range": "BIGINT", "stamped_column": "STRING"}
 
 _view_ids = itertools.count()
 _commit_numbers = {"last": 0}
@@ -137,9 +139,17 @@ class Warehouse:
         self._create("subscriptions", SUBSCRIPTIONS_SCHEMA)
         self._create("qrepl_publication", PUBLICATION_SCHEMA)
         self._create("qrepl_articles", ARTICLES_SCHEMA)
+        self.ensure_article_columns()
         self._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
         self._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
         self.ensure_subscription_columns()
+
+    def ensure_article_columns(self) -> None:
+        """Add the generated-column settings to a qrepl_articles created before they existed."""
+        have = {f.name for f in self.spark.table(self.table("qrepl_articles")).schema.fields}
+        missing = [f"{c} {t}" for c, t in ARTICLE_GENERATED_COLUMNS.items() if c not in have]
+        if missing:
+            self.spark.sql(f"alter table {self.table('qrepl_articles')} add columns ({', '.join(missing)})")
 
     def ensure_subscription_columns(self) -> None:
         """Add the update-mode columns to a subscriptions table created before they existed."""
@@ -166,11 +176,16 @@ class Warehouse:
         if not rows:
             return None
         p = rows[0]
-        articles = [
-            {"name": a.article, "key": list(a.key_columns or []),
-             "columns": dict(zip(a.column_names or [], a.column_types or []))}
-            for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect()
-        ]
+        articles = []
+        for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect():
+            article = {"name": a.article, "key": list(a.key_columns or []),
+                       "columns": dict(zip(a.column_names or [], a.column_types or []))}
+            row = a.asDict()
+            if row.get("identity_column") is not None:
+                article["identity"], article["identity_range"] = row["identity_column"], row["identity_range"]
+            if row.get("stamped_column") is not None:
+                article["stamped"] = row["stamped_column"]
+            articles.append(article)
         # validated as on creation: the config tables can be written by anyone with access, and
         # these names reach SQL text (the dbt macros check them again when they read them)
         try:
@@ -196,9 +211,11 @@ class Warehouse:
         self.spark.createDataFrame(
             [(pub.name, pub.policy, pub.conflict_retention_days, pub.centralized_conflicts)], PUBLICATION_SCHEMA
         ).writeTo(self.table("qrepl_publication")).overwritePartitions()
+        generated = ", ".join(f"{c} {t}" for c, t in ARTICLE_GENERATED_COLUMNS.items())
         self.spark.createDataFrame(
-            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values())) for i, a in enumerate(pub.articles)],
-            ARTICLES_SCHEMA,
+            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values()),
+              a.identity, a.identity_range if a.identity else None, a.stamped) for i, a in enumerate(pub.articles)],
+            f"{ARTICLES_SCHEMA}, {generated}",
         ).writeTo(self.table("qrepl_articles")).overwritePartitions()
 
     def table_columns(self, name: str) -> dict[str, str]:
