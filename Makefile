@@ -112,10 +112,10 @@ conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the 
 		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance.log \
 		$(PY) -m pytest -q python/tests/spark/test_conformance.py python/tests/spark/test_replay_spark.py
 
-faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long; prints each point)
+faults: $(STAMP)        ## every write point of a run, killed and failed, under every event (long: in parts on two workers, -v lists each part)
 	rm -rf $(CURDIR)/.qrepl_state/faults
-	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
-		$(PY) -m pytest -q -s python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
+	QREPL_FAULT_POINTS=all QREPL_KILL_POINTS=all QREPL_SWEEP_PARTS=4 QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/faults \
+		$(PY) -m pytest -v -n 2 --dist load python/tests/spark/test_run_faults.py python/tests/spark/test_python_layer_faults.py \
 		python/tests/e2e/test_crash_kill.py python/tests/e2e/layer_kill_check.py python/tests/spark/concurrent_captures_check.py
 
 concurrency: $(STAMP) metastore-driver  ## separate JVMs on one PostgreSQL metastore; two captures of one subscriber at the same instant

@@ -98,14 +98,22 @@ def _check_resolve_recovered(crashed: subprocess.CompletedProcess, scenario_path
     assert row["msrepl_tran_version"] == first["written_version"] != conflict["publisher_version"]
 
 
-def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, tmp_path):
+# `make faults` splits the kill sweep into parts for its pytest-xdist workers: part p kills at
+# every SWEEP_PARTS-th point, and part 0 also kills the resolve
+SWEEP_PARTS = max(1, int(os.environ.get("QREPL_SWEEP_PARTS", "1"))) if os.environ.get("QREPL_KILL_POINTS") else 1
+
+
+@pytest.mark.parametrize("part", range(SWEEP_PARTS))
+def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, tmp_path, part):
     """A run killed mid-apply converges on the next run; on that recovered state, a resolve by
     hand killed after its publisher write converges on the next resolve. One scenario serves
     both kills (each SIGKILL costs a JVM start and a replay)."""
     scenario_path = _first_batch_scenario(tmp_path)
     scenario = load_scenario(scenario_path)
     expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-    for n, (point, finished) in enumerate(_kill_points(spark, scenario_path)):
+    points = list(enumerate(_kill_points(spark, scenario_path)))[part::SWEEP_PARTS]
+    assert points, f"no kill point in part {part}"
+    for n, (point, finished) in points:
         # a short lease: the next run recovers the dead run's lock once it expires
         env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path / f"state_{n}"), "QREPL_RUN_LOCK_LEASE_SECONDS": "5"}
         crashed = _run(["crash", str(scenario_path), "qrepl_kill", point], env)

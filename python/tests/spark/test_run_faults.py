@@ -177,12 +177,21 @@ def _check_converged(spark, backend: InterruptedRun, event: str | None) -> None:
 
 
 CI_EVENTS = [None, "publisher_write", "drop_subscription", "reinitialize"]  # QREPL_FAULT_POINTS set: all of EVENTS
+# `make faults` splits the long sweep (every write point, no event) into parts, so its pytest-xdist
+# workers share it; each part takes every SWEEP_PARTS-th point
+SWEEP_PARTS = max(1, int(os.environ.get("QREPL_SWEEP_PARTS", "1")))
+CASES = [(event, part) for event in (list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") else CI_EVENTS)
+         for part in (range(SWEEP_PARTS) if event is None else [0])]
 
 
-@pytest.mark.parametrize("event", list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") else CI_EVENTS)
-def test_a_failed_run_is_finished_by_the_next_one(spark, event):
+@pytest.mark.parametrize("event, part", CASES, ids=[f"{e}-part{p}" for e, p in CASES])
+def test_a_failed_run_is_finished_by_the_next_one(spark, event, part):
     labels = _write_labels(POLICY_OF_EVENT.get(event))
-    for k in _points(labels, event):
+    points = _points(labels, event)
+    if event is None:
+        points = points[part::SWEEP_PARTS]
+    assert points, f"no write point for event {event}, part {part}"
+    for k in points:
         scenario = load_scenario(SCENARIO, POLICY_OF_EVENT.get(event))
         backend = InterruptedRun(scenario, k, event)
         play(scenario, backend)
