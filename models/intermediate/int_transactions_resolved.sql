@@ -42,8 +42,7 @@
     with few candidates that follow another on their row (macro qrepl_fold_alone_limit) is
     folded after pass 0: the fold of that remainder costs less than two more passes -#}
 {%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
-{%- set followers = qrepl_batch_followers() | int -%}
-{%- set passes = 2 if coupled and (followers < 0 or followers > qrepl_fold_alone_limit()) else 0 -%}
+{%- set passes = qrepl_resolution_passes() -%}
 {#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
     finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
 {%- set chunk = 512 -%}

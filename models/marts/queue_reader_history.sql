@@ -1,4 +1,4 @@
-{{ config(meta={'qrepl_skip_when': none}) }}
+{{ config(meta={'qrepl_skip_when': none}, on_schema_change='append_new_columns') }}
 /* One row per queue-reader run (SQL Server's MSqreader_history). Written last, after
    `batch_applied`: a batch without its history row is unfinished and the next run completes
    it. `publisher_rows_kept` counts rows the batch did not write because a publisher-local
@@ -117,7 +117,9 @@ final as (
         compensating_commands,
         publisher_rows_kept,
         round(commands_processed / elapsed_seconds, 3) as delivery_rate,
-        round(transactions_processed / elapsed_seconds, 3) as transaction_rate
+        round(transactions_processed / elapsed_seconds, 3) as transaction_rate,
+        -- what the run decided at run time (macro qrepl_run_decisions), as JSON
+        {{ qrepl_run_decisions_sql() }} as decisions
     from counts
     where {{ batch_not_yet_written(batch_id) }}
 

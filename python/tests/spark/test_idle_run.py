@@ -43,6 +43,13 @@ def _history(wh: Warehouse) -> list[tuple]:
                   for h in wh.rows_of("queue_reader_history"))
 
 
+def _decisions(wh: Warehouse) -> dict:
+    """What the latest run decided at run time (queue_reader_history.decisions)."""
+    import json
+
+    return json.loads(max(wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])["decisions"])
+
+
 def _setup(spark, publication: dict) -> Warehouse:
     return customers_publication(spark, SCHEMA, publication, customers=3)
 
@@ -57,12 +64,20 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     wh.append_queue([first, stale])
     assert _not_run(run_queue_reader(SCHEMA)) == set()
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
+    decided = _decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
+    assert (decided["queue_read"], decided["batch_empty"], decided["models_skipped"]) == ("whole queue", False, [])
+    assert (decided["followers"], decided["resolution"], decided["articles_merged"]) == (0, "pass 0", ["customers"])
+    assert decided["subscriptions_written"] is False and decided["queue_snapshot_id"] == current_snapshot(
+        wh, "replication_queue")
 
     # nothing queued since: no table of the batch is written, the history still is
     before = _snapshots(wh, THE_CUT + AFTER_THE_CUT)
     assert _not_run(run_queue_reader(SCHEMA)) == set(THE_CUT + AFTER_THE_CUT)
     assert _snapshots(wh, THE_CUT + AFTER_THE_CUT) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1), (3, 0, 0, 0)]
+    decided = _decisions(wh)
+    assert (decided["queue_read"], decided["batch_empty"]) == ("nothing new", True)
+    assert sorted(decided["models_skipped"]) == sorted(THE_CUT + AFTER_THE_CUT) and "followers" not in decided
 
     # a command delivered again: the cut runs and takes nothing, the rest is not run
     wh.append_queue([first])
@@ -70,6 +85,9 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _not_run(run_queue_reader(SCHEMA)) == set(AFTER_THE_CUT)
     assert _snapshots(wh, AFTER_THE_CUT) == before
     assert _history(wh)[-1] == (4, 0, 0, 0)
+    decided = _decisions(wh)  # only the appends since the last batch's snapshot were read
+    assert (decided["queue_read"], decided["batch_empty"]) == ("appends since snapshot", True)
+    assert sorted(decided["models_skipped"]) == sorted(AFTER_THE_CUT)
 
     # the next command is the next batch's, decided and applied as ever
     wh.append_queue([_command(3, 3, V(3), V(103))])
@@ -95,6 +113,8 @@ def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
     assert after["customers"] != before["customers"]  # t1 applied
     assert after["orders"] == before["orders"]  # not in the batch: no MERGE, no snapshot
     subscription = wh.rows_of("subscriptions")[0]
+    assert _decisions(wh)["articles_merged"] == ["customers"]
+    assert _decisions(wh)["subscriptions_written"] is (policy == "publisher_wins_reinit")
     if policy == "publisher_wins":
         assert after["subscriptions"] == before["subscriptions"]  # no reinit request
         assert subscription["status"] == "active"

@@ -1,0 +1,73 @@
+{% macro qrepl_run_decisions() %}
+    {#- What this run decided at run time, as one JSON object: queue_reader_history writes it in
+        its `decisions` column, so every run's choices can be queried (docs/architecture.md,
+        "Run-time decisions"); none outside `dbt run` / `dbt build`. The answers are the ones the nodes of this run acted on (each
+        is read once per run: macro qrepl_run_cache); a run with nothing queued asks nothing
+        more for it.
+          queue_read           'never appended', 'nothing new', 'appends since snapshot' (an
+                               Iceberg changelog from since_snapshot_id) or 'whole queue', each
+                               as of queue_snapshot_id (macro qrepl_queue_rows_view)
+          batch_empty          the batch has no command: every per-batch model is skipped
+          followers            candidates that follow another on their publisher row
+                               (qrepl_batch_followers); 0 is an uncoupled batch
+          resolution           'pass 0' (uncoupled, or subscriber_wins), 'pass 0 then fold'
+                               (coupled, few followers), 'passes 0-2 then fold'
+          articles_merged      the articles batch_applied MERGEs (qrepl_batch_writes)
+          subscriptions_written whether it writes reinit_pending into subscriptions
+          models_skipped       the models this run did not run (meta qrepl_skip_when) -#}
+    {%- if not qrepl_is_running() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set position = qrepl_queue_position() -%}
+    {%- set nothing_new = qrepl_nothing_new_queued() -%}
+    {%- set empty = nothing_new or qrepl_batch_is_empty() -%}
+    {%- if position.snapshot is none -%}
+        {%- set queue_read = 'never appended' -%}
+    {%- elif nothing_new -%}
+        {%- set queue_read = 'nothing new' -%}
+    {%- elif position.since is not none -%}
+        {%- set queue_read = 'appends since snapshot' -%}
+    {%- else -%}
+        {%- set queue_read = 'whole queue' -%}
+    {%- endif -%}
+    {%- set skipped = [] -%}
+    {%- for node in graph.nodes.values() | sort(attribute='name') if node.resource_type == 'model' -%}
+        {%- set when = (node.config.meta or {}).get('qrepl_skip_when') -%}
+        {%- if (when == 'nothing_new_queued' and nothing_new) or (when == 'batch_is_empty' and empty) -%}
+            {%- if adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) is not none -%}
+                {%- do skipped.append(node.name) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set decisions = {
+        'queue_read': queue_read,
+        'queue_snapshot_id': position.snapshot,
+        'since_snapshot_id': position.since,
+        'batch_empty': empty,
+        'models_skipped': skipped,
+    } -%}
+    {%- if not empty -%}
+        {%- set writes = qrepl_batch_writes() -%}
+        {%- set passes = qrepl_resolution_passes() -%}
+        {%- set coupled = qrepl_config().policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
+        {%- do decisions.update({
+            'followers': qrepl_batch_followers() | int,
+            'resolution': 'passes 0-2 then fold' if passes == 2 else ('pass 0 then fold' if coupled else 'pass 0'),
+            'articles_merged': writes.articles | sort,
+            'subscriptions_written': writes.reinit,
+        }) -%}
+    {%- endif -%}
+    {{ return(decisions) }}
+{% endmacro %}
+
+
+{% macro qrepl_run_decisions_sql() %}
+    {#- qrepl_run_decisions as a SQL string literal (its text holds only names checked as
+        identifiers, numbers, booleans and the fixed words above); null outside a run. -#}
+    {%- set decisions = qrepl_run_decisions() -%}
+    {%- if decisions is none -%}
+        {{ return('cast(null as string)') }}
+    {%- endif -%}
+    {%- set text = tojson(decisions, sort_keys=true) -%}
+    {{ return("'" ~ text | replace('\\', '\\\\') | replace("'", "\\'") ~ "'") }}
+{% endmacro %}
