@@ -254,6 +254,9 @@ class Article:
     name: str
     key: tuple[str, ...]
     columns: dict[str, str]  # column -> type, in declaration order
+    # the publisher table when it is not `<publication schema>.<name>`: `schema.table`, or a bare
+    # `table` in the publication's schema (docs/publishing.md); None is the default
+    table: str | None = None
 
     @property
     def value_columns(self) -> list[str]:
@@ -286,7 +289,8 @@ class Publication:
             "conflict_retention_days": self.conflict_retention_days,
             "centralized_conflicts": self.centralized_conflicts,
             "articles": [
-                {"name": a.name, "key": list(a.key), "columns": dict(a.columns)} for a in self.articles
+                {"name": a.name, "key": list(a.key), "columns": dict(a.columns),
+                 **({"table": a.table} if a.table else {})} for a in self.articles
             ],
         }
 
@@ -337,8 +341,27 @@ def publication_from_dict(data: Any) -> Publication:
             if columns[k] not in KEY_TYPES and not DECIMAL_TYPE.match(columns[k]):
                 raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
                                   f"or decimal(p,s), not {columns[k]}")
-        articles.append(Article(aname, tuple(key), columns))
+        table = check_article_table(raw.get("table"), aname)
+        articles.append(Article(aname, tuple(key), columns, table))
+    tables: dict[str, Article] = {}
+    for a in articles:  # two articles over one table would stamp and apply it twice
+        where = (a.table or "").lower()
+        if where and where in tables:
+            raise ConfigError(f"articles {tables[where].name} and {a.name} both name table {tables[where].table}")
+        tables[where] = a
     return Publication(name, policy, retention, centralized, articles)
+
+
+def check_article_table(table: Any, article: str) -> str | None:
+    """An article's `table:` (`schema.table`, or `table` in the publication's schema), each
+    part an identifier; None when not given."""
+    if table is None:
+        return None
+    parts = table.split(".") if isinstance(table, str) else []
+    if not 1 <= len(parts) <= 2 or not all(isinstance(p, str) and IDENTIFIER.fullmatch(p) for p in parts):
+        raise ConfigError(f"article {article}: invalid table {table!r}: must be SCHEMA.TABLE or TABLE, each "
+                          f"matching ^[A-Za-z_][A-Za-z0-9_]*$")
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
