@@ -288,18 +288,18 @@ class Warehouse:
         have = self.columns_of(table)
         have.pop("msrepl_tran_version", None)
         problems: list[str] = []
-        to_add: list[str] = []
+        added: list[str] = []  # columns this change adds to a published article
         if declared_before is not None:  # a publication changed: columns may only be added
             before = declared_before.columns
             problems += [f"column {c} removed (a published column cannot be dropped)"
                          for c in before if c not in article.columns]
             problems += [f"column {c} retyped from {before[c]} to {article.columns[c]} (a published column "
                          f"keeps its type)" for c in before if c in article.columns and before[c] != article.columns[c]]
-            to_add = [c for c in article.columns if c not in before and c not in have]
+            added = [c for c in article.columns if c not in before]
         problems += [f"column {c} is {have[c]} in the table, {t} in the declaration"
                      for c, t in article.columns.items() if c in have and have[c] != t]
         problems += [f"column {c} is declared but not in the table" for c in article.columns
-                     if c not in have and c not in to_add]
+                     if c not in have and c not in added]
         problems += [f"column {c} ({t}) is in the table but not declared" for c, t in have.items()
                      if c not in article.columns]
         if problems:
@@ -308,9 +308,13 @@ class Warehouse:
                               f"{table}` writes a declaration from the table)")
         if "msrepl_tran_version" not in self.columns_of(table):
             self.spark.sql(f"alter table {table} add column msrepl_tran_version string")
-        for c in to_add:  # the publisher table, then every replica of it
+        if added:  # the publisher table, then every replica of it; each only where it is missing, so
+            # a rerun after a failure in between adds it to the tables that still lack it
             for target in [table] + self._replica_tables(article.name):
-                self.spark.sql(f"alter table {target} add column {check_identifier(c, 'column')} {article.columns[c]}")
+                missing = [c for c in added if c not in self.columns_of(target)]
+                for c in missing:
+                    self.spark.sql(f"alter table {target} add column {check_identifier(c, 'column')} "
+                                   f"{article.columns[c]}")
         self.spark.sql(f"alter table {table} set tblproperties ({props})")
 
     def unpublish_tables(self) -> None:

@@ -43,7 +43,7 @@ def test_column_names_read_back_from_qrepl_articles_are_validated(spark, monkeyp
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"])], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"], None)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert message in _qrepl_config_error(monkeypatch, SCHEMA)
 
