@@ -235,6 +235,11 @@ class Warehouse:
             if before is not None and self.article_table(before).lower() != table:
                 raise ConfigError(f"article {article.name}: its table cannot change from {self.article_table(before)} "
                                   f"to {self.article_table(article)} (declare a new article)")
+            # before any write: a table belongs to one publication
+            owner = self.published_by(table) if self.spark.catalog.tableExists(table) else None
+            if owner is not None and owner != f"{self.schema}.{pub.name}":
+                raise ConfigError(f"article {article.name}: table {self.article_table(article)} is already published "
+                                  f"by publication {owner} (a table belongs to one publication)")
         for article in pub.articles:
             self._publish_article(article, existing.article(article.name) if existing else None, pub.name)
         self.spark.createDataFrame(
@@ -269,7 +274,7 @@ class Warehouse:
         qrepl.storage.warehouse.stamp_publisher) and keeps its data and history.
         A column added to a publication is added to the table (and to every replica, by the
         caller); a column removed or retyped is refused. The table is marked with the table
-        property qrepl.publication; a table another publication marked is refused."""
+        property qrepl.publication (write_publication refused a table another publication marked)."""
         table = self.article_table(article)
         mark = f"{self.schema}.{publication}"
         props = f"{ICEBERG_PROPS}, '{PUBLISHED_BY}'='{mark}'"
@@ -281,10 +286,6 @@ class Warehouse:
             self.spark.sql(f"create table if not exists {table} ({cols}, msrepl_tran_version STRING) "
                            f"using iceberg tblproperties ({props})")
             return
-        owner = self.published_by(table)
-        if owner is not None and owner != mark:
-            raise ConfigError(f"article {article.name}: table {table} is already published by publication "
-                              f"{owner} (a table belongs to one publication)")
         have = self.columns_of(table)
         have.pop("msrepl_tran_version", None)
         problems: list[str] = []
