@@ -27,8 +27,11 @@ PUBLICATION = {
 USER_SCHEMA = f"{SCHEMA}_user"
 STOCK = {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{USER_SCHEMA}.stock"}
 VERSION = "00000000-0000-4000-8000-{:012d}".format
+# stamped_rows counts the rows the recorded stamp gave a version: after a failure between a
+# stamp's MERGE and its record, the failed attempt stamped them and the rerun records 0
+# (docs/reliability.md); of a version only whether the row has one is compared
 IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
-                   "msrepl_tran_version", "snapshot_id", "stamped_at"}
+                   "msrepl_tran_version", "snapshot_id", "stamped_at", "stamped_rows"}
 
 
 def schemas(wh: Warehouse) -> list[str]:
@@ -49,6 +52,7 @@ def state(wh: Warehouse) -> dict:
                 continue
             rows = [{k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
                     | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
+                    | ({"versioned": r["msrepl_tran_version"] is not None} if "msrepl_tran_version" in r.asDict() else {})
                     for r in spark.table(f"{schema}.{t.name}").collect()]
             state[f"{schema}.{t.name}"] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
     state["user table published by"] = Warehouse(spark, USER_SCHEMA).published_by(f"{USER_SCHEMA}.stock")
