@@ -23,7 +23,7 @@
             {%- endfor -%}
             {%- do columns.append('msrepl_tran_version') -%}
             {%- call statement('apply_' ~ article.name, fetch_result=false) -%}
-                merge into {{ qrepl_relation(article.name) }} as target
+                merge into {{ qrepl_article_relation(article) }} as target
                 using (
                     select
                         changes.change_op as qrepl_change_op,

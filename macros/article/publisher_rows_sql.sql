@@ -12,7 +12,7 @@
         touched_keys.row_key,
         {{ row_json_expr(article, 'publisher.', 'publisher.msrepl_tran_version') }} as row_json,
         publisher.msrepl_tran_version
-    from {{ qrepl_relation(article.name) }} as publisher
+    from {{ qrepl_article_relation(article) }} as publisher
     inner join (
         select
             row_key,

@@ -40,25 +40,30 @@ qrepl: {{ qrepl_relation('qrepl_publication') }} must hold exactly one publicati
         'conflict_retention_days': row[2] | int,
         'centralized_conflicts': row[3],
     }) -%}
+    {#- each row as one JSON object: a qrepl_articles written before table_name existed reads
+        the same way (no table_name: the default table) -#}
     {%- set articles = run_query(
-        'select article, to_json(key_columns), to_json(column_names), to_json(column_types) from '
-        ~ qrepl_relation('qrepl_articles') ~ ' order by ordinal'
+        'select to_json(struct(*)) from ' ~ qrepl_relation('qrepl_articles') ~ ' order by ordinal'
     ) -%}
-    {%- for a in articles.rows -%}
-        {%- set column_types = fromjson(a[3]) -%}
+    {%- for row in articles.rows -%}
+        {%- set a = fromjson(row[0]) -%}
+        {%- set column_types = a.get('column_types') or [] -%}
         {%- set columns = [] -%}
-        {%- for name in fromjson(a[2]) -%}
+        {%- for name in a.get('column_names') or [] -%}
             {%- do columns.append((_qrepl_column(name), _qrepl_type(column_types[loop.index0]))) -%}
         {%- endfor -%}
         {%- set keys = [] -%}
-        {%- for k in fromjson(a[1]) -%}
+        {%- for k in a.get('key_columns') or [] -%}
             {%- do keys.append(_qrepl_identifier(k, 'key column')) -%}
         {%- endfor -%}
-        {%- do config['articles'].append({
-            'name': _qrepl_identifier(a[0], 'article'),
+        {%- set article = {
+            'name': _qrepl_identifier(a.get('article'), 'article'),
             'key': keys,
             'columns': columns,
-        }) -%}
+            'table': a.get('table_name'),
+        } -%}
+        {%- do qrepl_article_relation(article) -%}
+        {%- do config['articles'].append(article) -%}
     {%- endfor -%}
     {{ return(config) }}
 {% endmacro %}

@@ -59,7 +59,7 @@
 
 {% macro _qrepl_resolve_write(conflict_id, keep, who, reviews, conflicts, article, conflict_type, winner, recorded) %}
     {#- qrepl_resolve_conflict's write and review for one conflict of `article`. -#}
-    {%- set table = qrepl_relation(article.name) -%}
+    {%- set table = qrepl_article_relation(article) -%}
     {%- set h = "md5(concat('qrepl-resolve:', '" ~ conflict_id ~ "'))" -%}
     {%- set version -%}
         concat(substr({{ h }}, 1, 8), '-', substr({{ h }}, 9, 4), '-4', substr({{ h }}, 14, 3), '-8', substr({{ h }}, 18, 3), '-', substr({{ h }}, 21, 12))

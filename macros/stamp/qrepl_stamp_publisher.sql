@@ -54,7 +54,7 @@
 {% macro _qrepl_stamp_article(article, stamps) %}
     {#- qrepl_stamp_publisher for one article: what to record (examined snapshot, stamp_seq,
         rows stamped), or none when nothing was committed since the last stamp. -#}
-    {%- set table = qrepl_relation(article['name']) -%}
+    {%- set table = qrepl_article_relation(article) -%}
     {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
         ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
     {%- set since = last[0] -%}

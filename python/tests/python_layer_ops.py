@@ -13,8 +13,8 @@ from qrepl.storage.replica import replica_schema
 from qrepl.services.distribution import distribute, reinitialize
 from qrepl.services.enqueue import enqueue_file
 from qrepl.core.model import publication_from_dict
-from qrepl.services.service import add_subscription, run_reader
-from qrepl.storage.warehouse import Warehouse
+from qrepl.services.service import add_subscription, create_publication, run_reader
+from qrepl.storage.warehouse import PUBLISHED_BY, Warehouse
 
 SCHEMA = "qrepl_pyfaults"
 SUBSCRIBERS = ("a", "b", "c")
@@ -23,13 +23,19 @@ PUBLICATION = {
     "articles": [{"name": "customers", "key": ["customer_id"],
                   "columns": {"customer_id": "int", "city": "string"}}],
 }
+# a user's own table, published in place by the publish_in_place operation (`table:`)
+USER_SCHEMA = f"{SCHEMA}_user"
+STOCK = {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{USER_SCHEMA}.stock"}
 VERSION = "00000000-0000-4000-8000-{:012d}".format
+# stamped_rows counts the rows the recorded stamp gave a version: after a failure between a
+# stamp's MERGE and its record, the failed attempt stamped them and the rerun records 0
+# (docs/reliability.md); of a version only whether the row has one is compared
 IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
-                   "msrepl_tran_version", "snapshot_id", "stamped_at"}
+                   "msrepl_tran_version", "snapshot_id", "stamped_at", "stamped_rows"}
 
 
 def schemas(wh: Warehouse) -> list[str]:
-    return [wh.schema] + [replica_schema(wh, s) for s in SUBSCRIBERS]
+    return [wh.schema] + [replica_schema(wh, s) for s in SUBSCRIBERS] + [USER_SCHEMA]
 
 
 def state(wh: Warehouse) -> dict:
@@ -46,8 +52,10 @@ def state(wh: Warehouse) -> dict:
                 continue
             rows = [{k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
                     | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
+                    | ({"versioned": r["msrepl_tran_version"] is not None} if "msrepl_tran_version" in r.asDict() else {})
                     for r in spark.table(f"{schema}.{t.name}").collect()]
             state[f"{schema}.{t.name}"] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+    state["user table published by"] = Warehouse(spark, USER_SCHEMA).published_by(f"{USER_SCHEMA}.stock")
     return state
 
 
@@ -58,6 +66,10 @@ def build_base(spark) -> Warehouse:
     for s in SUBSCRIBERS:
         Warehouse(spark, replica_schema(wh, s)).drop_schema()
     wh.drop_schema()
+    Warehouse(spark, USER_SCHEMA).drop_schema()
+    spark.sql(f"create database {USER_SCHEMA}")
+    spark.sql(f"create table {USER_SCHEMA}.stock (sku string, qty int) using iceberg")
+    spark.sql(f"insert into {USER_SCHEMA}.stock values ('a', 1), ('b', 2)")
     wh.write_publication(publication_from_dict(PUBLICATION))
     wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": VERSION(i)}
                                  for i in (1, 2, 3)])
@@ -87,13 +99,51 @@ def _enqueue(wh: Warehouse, tmp: Path) -> None:
     enqueue_file(wh.schema, "a", path, progress=lambda _: None)
 
 
+def _publish(tmp: Path, publication: dict) -> None:
+    path = tmp / "publication.json"  # JSON is YAML
+    path.write_text(json.dumps(publication))
+    create_publication(path, SCHEMA, echo=lambda _: None)
+
+
+def _with_bin(publication: dict) -> dict:
+    customers = publication["articles"][0]
+    return {**publication, "articles": [{**customers, "columns": {**customers["columns"], "bin": "string"}}]}
+
+
+def _unpublish_stock(wh: Warehouse) -> None:
+    """Undo what publishing the user's table changed beyond its rows (a snapshot rollback keeps
+    a table's schema and properties): its msrepl_tran_version column and its mark."""
+    table = f"{USER_SCHEMA}.stock"
+    if "msrepl_tran_version" in wh.columns_of(table):
+        wh.spark.sql(f"alter table {table} drop column msrepl_tran_version")
+    wh.spark.sql(f"alter table {table} unset tblproperties if exists ('{PUBLISHED_BY}')")
+
+
+def _drop_bin(wh: Warehouse) -> None:
+    """Undo the column the add_column operation adds to the publisher table and the replicas."""
+    for schema in schemas(wh)[:-1]:
+        table = f"{schema}.customers"
+        if wh.spark.catalog.tableExists(table) and "bin" in wh.columns_of(table):
+            wh.spark.sql(f"alter table {table} drop column bin")
+
+
 OPERATIONS: dict[str, Callable] = {
     "distribute": lambda wh, tmp: distribute(wh.schema),
     "reinitialize": lambda wh, tmp: reinitialize(wh.schema, "b"),
     "subscription_add": lambda wh, tmp: add_subscription(SCHEMA, "c", echo=lambda _: None),
     "capture": lambda wh, tmp: _capture(wh),
     "enqueue": _enqueue,
+    # `publication create` publishing the user's table in place as a second article
+    "publish_in_place": lambda wh, tmp: _publish(tmp, {**PUBLICATION, "articles": [*PUBLICATION["articles"], STOCK]}),
+    # `publication create` adding a column to customers, which has subscriptions (a, b)
+    "add_column": lambda wh, tmp: _publish(tmp, _with_bin(PUBLICATION)),
 }
+# what an operation changes that rolling back the tables' snapshots does not undo (a table's
+# schema, its properties): undone before each try
+PREPARE: dict[str, Callable[[Warehouse], None]] = {"publish_in_place": _unpublish_stock, "add_column": _drop_bin}
+# the write points CI fails for these operations (the first write whose label holds the words);
+# `make faults` (QREPL_FAULT_POINTS=all) fails every one, as for the other operations
+CI_POINTS = {"publish_in_place": "add column msrepl_tran_version", "add_column": "add column bin"}
 # rerunning these after a failure is not a no-op by design: a captured transaction the caller
 # saw fail is retried by the caller (a new transaction); the checks below say what converges
 RETRY_IS_NEW_WORK = {"capture"}

@@ -512,13 +512,15 @@ def publication_range(article) -> None:
 
 @publication.command("describe")
 @click.option("--table", "table", required=True, metavar="SCHEMA.TABLE",
-              help="An existing Iceberg table (in the publication's schema to publish it in place).")
+              help="An existing Iceberg table to publish in place (outside the publication's schema "
+                   "--schema, the declaration names it with table:).")
 @click.option("--key", "key", required=True, metavar="COL[,COL...]", help="Its key column(s).")
 def publication_describe(table, key) -> None:
     """Write the article declaration of an existing table from its own schema (YAML, to paste
-    under `articles:`), so no column or type has to be transcribed. A table in the publication's
-    schema is then published in place by `qrepl publication create`: it gains
-    msrepl_tran_version and every row gets a version; no other value changes.
+    under `articles:`), so no column or type has to be transcribed. The table is then published
+    in place by `qrepl publication create`: it gains msrepl_tran_version and every row gets a
+    version; no other value changes. A table outside the publication's schema (--schema) is
+    named by the declaration's `table: SCHEMA.TABLE`.
 
     \b
     Example:
@@ -526,7 +528,7 @@ def publication_describe(table, key) -> None:
     """
     from ..services.service import describe_table
 
-    click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()]), nl=False)
+    click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()], _schema()), nl=False)
 
 
 @publication.command("set-policy")

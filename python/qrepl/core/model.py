@@ -259,6 +259,9 @@ class Article:
     name: str
     key: tuple[str, ...]
     columns: dict[str, str]  # column -> type, in declaration order
+    # the publisher table when it is not `<publication schema>.<name>`: `schema.table`, or a bare
+    # `table` in the publication's schema (docs/publishing.md); None is the default
+    table: str | None = None
     # columns the publisher generates (docs/spec.md §3): an identity (bigint) and a commit stamp (timestamp)
     identity: str | None = None
     identity_range: int = DEFAULT_IDENTITY_RANGE
@@ -302,6 +305,8 @@ class Publication:
 
 def _article_dict(a: Article) -> dict[str, Any]:
     out: dict[str, Any] = {"name": a.name, "key": list(a.key), "columns": dict(a.columns)}
+    if a.table:
+        out["table"] = a.table
     if a.identity:
         out["identity"] = a.identity
         out["identity_range"] = a.identity_range
@@ -385,8 +390,27 @@ def publication_from_dict(data: Any) -> Publication:
                 raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
                                   f"or decimal(p,s), not {columns[k]}")
         identity, size, stamped = _generated_columns(raw, aname, columns, key)
-        articles.append(Article(aname, tuple(key), columns, identity, size, stamped))
+        table = check_article_table(raw.get("table"), aname)
+        articles.append(Article(aname, tuple(key), columns, table, identity, size, stamped))
+    tables: dict[str, Article] = {}
+    for a in articles:  # two articles over one table would stamp and apply it twice
+        where = (a.table or "").lower()
+        if where and where in tables:
+            raise ConfigError(f"articles {tables[where].name} and {a.name} both name table {tables[where].table}")
+        tables[where] = a
     return Publication(name, policy, retention, centralized, articles)
+
+
+def check_article_table(table: Any, article: str) -> str | None:
+    """An article's `table:` (`schema.table`, or `table` in the publication's schema), each
+    part an identifier; None when not given."""
+    if table is None:
+        return None
+    parts = table.split(".") if isinstance(table, str) else []
+    if not 1 <= len(parts) <= 2 or not all(isinstance(p, str) and IDENTIFIER.fullmatch(p) for p in parts):
+        raise ConfigError(f"article {article}: invalid table {table!r}: must be SCHEMA.TABLE or TABLE, each "
+                          f"matching ^[A-Za-z_][A-Za-z0-9_]*$")
+    return table
 
 
 # ---------------------------------------------------------------------------------------------

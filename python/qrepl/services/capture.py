@@ -62,7 +62,7 @@ class Transaction:
         wh = self.sub.warehouse
         taken = self.identities.setdefault(article.name, [])
         if self.mode == "immediate":
-            value = next_value(wh, PUBLISHER_RANGE_OWNER, article, wh.table(article.name), taken)
+            value = next_value(wh, PUBLISHER_RANGE_OWNER, article, wh.article_table(article), taken)
         else:
             value = next_value(wh, self.sub.name, article, f"{self.sub.replica.wh.schema}.{article.name}", taken)
         taken.append(value)

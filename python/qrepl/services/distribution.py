@@ -23,7 +23,6 @@ from __future__ import annotations
 from ..core.model import REINITIALIZING, ConfigError, check_identifier
 from ..storage.replica import (
     Progress,
-    current_snapshot,
     deliveries,
     mark_compensations_delivered,
     pending_compensations,
@@ -49,8 +48,8 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
     article = wh.article(article_name)
     cols = list(article.columns) + ["msrepl_tran_version"]
     image = F.md5(F.to_json(F.struct(*cols), JSON_OPTIONS))  # microseconds: a change of one is a change
-    before = table_at(wh, article.name, since).select(*article.key, image.alias("before_image"))
-    current = table_at(wh, article.name, now)
+    before = table_at(wh, article, since).select(*article.key, image.alias("before_image"))
+    current = table_at(wh, article, now)
     after = current.select(*article.key, image.alias("after_image"))
     changed = before.join(after, list(article.key), "full_outer") \
         .where(~F.col("before_image").eqNullSafe(F.col("after_image"))).select(*article.key)
@@ -137,7 +136,7 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
     snapshots = {}
     for article in pub.articles:
         since = delivered.get((name, article.name))
-        now = current_snapshot(wh, article.name)
+        now = wh.article_snapshot(article)
         if since == now and not counts["compensations"]:
             continue
         keys = pending.where(pending.article == article.name) \

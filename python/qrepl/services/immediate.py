@@ -79,7 +79,7 @@ def _publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> 
 
     keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
                                      for k in key_values], article.key_ddl)
-    rows = readable(wh.spark.table(wh.table(article.name)).join(keys, list(article.key), "left_semi"), article).collect()
+    rows = readable(wh.spark.table(wh.article_table(article)).join(keys, list(article.key), "left_semi"), article).collect()
     return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
 
 
@@ -132,7 +132,7 @@ def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange]) ->
     fail = f"cast(raise_error('{MISMATCH}') as string)"
     wh.spark.sql(
         f"{point_comment('immediate.publisher.' + article.name)}"
-        f"merge into {wh.table(article.name)} as target using {view} as source on {on} "
+        f"merge into {wh.article_table(article)} as target using {view} as source on {on} "
         f"when matched and {holds} and source.qrepl_op = 'delete' then delete "
         f"when matched and {holds} then update set {', '.join(f'target.{c} = source.{c}' for c in columns)} "
         f"when matched then update set target.msrepl_tran_version = {fail} "
@@ -159,7 +159,7 @@ def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
     mine = "source.qrepl_written_version is not null and target.msrepl_tran_version = source.qrepl_written_version"
     wh.spark.sql(
         f"{point_comment('immediate.undo.' + article.name)}"
-        f"merge into {wh.table(article.name)} as target using {view} as source on {on} "
+        f"merge into {wh.article_table(article)} as target using {view} as source on {on} "
         f"when matched and {mine} and source.qrepl_restore_exists then update set "
         f"{', '.join(f'target.{c} = source.{c}' for c in columns)} "
         f"when matched and {mine} then delete "

@@ -31,10 +31,10 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
     stamped = wh.last_stamps()
     report = []
     for article in wh.require_publication().articles:
-        table = f"{wh.schema}.{article.name}"
+        table = wh.article_table(article)
         rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
                               f"options => map('rewrite-all', 'true'))").first()
-        history = spark.table(f"{wh.table(article.name)}.snapshots")
+        history = spark.table(f"{table}.snapshots")
         newest = history.agg({"committed_at": "max"}).first()[0]
         # records, then subscriptions: a subscription is written before its first record
         records = list(deliveries(wh).items()) + list(snapshot_pins(wh).items())

@@ -90,12 +90,13 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
         for article in pub.articles:
             seed_table = wh.table(f"demo_{article.name}")
             cols = ", ".join(article.columns)
-            wh.spark.sql(f"insert into {wh.table(article.name)} select {cols}, uuid() from {seed_table}")
+            wh.spark.sql(f"insert into {wh.article_table(article)} select {cols}, uuid() from {seed_table}")
     return pub
 
 
-def describe_table(table: str, key: list[str]) -> str:
-    """The YAML article declaration of an existing table (`qrepl publication describe`)."""
+def describe_table(table: str, key: list[str], publication_schema: str | None = None) -> str:
+    """The YAML article declaration of an existing table (`qrepl publication describe`); a
+    table outside `publication_schema` is named by the article's `table:`."""
     parts = table.split(".")
     if len(parts) != 2:
         raise ConfigError(f"--table must be SCHEMA.TABLE, got {table!r}")
@@ -111,6 +112,8 @@ def describe_table(table: str, key: list[str]) -> str:
     if missing:
         raise ConfigError(f"key column(s) {', '.join(missing)} not in {schema}.{name} ({', '.join(columns)})")
     article = {"name": name, "key": list(key), "columns": columns}
+    if publication_schema is not None and schema.lower() != publication_schema.lower():
+        article["table"] = f"{schema}.{name}"
     publication_from_dict({"publication": "check", "articles": [article]})  # the rules a declaration obeys
     return yaml.safe_dump([article], sort_keys=False, default_flow_style=None)
 
@@ -174,7 +177,7 @@ def identity_ranges(schema: str | None) -> list[dict]:
             rng = current_range(wh, owner, a.name)
             if rng is None:
                 continue
-            table = wh.table(a.name) if owner == PUBLISHER_RANGE_OWNER else f"{wh.schema}__{owner}.{a.name}"
+            table = wh.article_table(a) if owner == PUBLISHER_RANGE_OWNER else f"{wh.schema}__{owner}.{a.name}"
             highest = highest_value(wh, table, a, rng) if wh.spark.catalog.tableExists(table) else None
             out.append({"article": a.name, "owner": owner or "publisher", "range_start": rng[0], "range_end": rng[1],
                         "left": rng[1] - max(highest or rng[0] - 1, rng[0] - 1)})
@@ -184,7 +187,8 @@ def identity_ranges(schema: str | None) -> list[dict]:
 def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> None:
     """Drop a publication's schema with every table in it, and the replica schemas of its
     subscriptions (and of `subscribers`, named whether or not they are subscribed). For a
-    demo or a test; a user's table published in place goes with it."""
+    demo or a test; a user's table published in place in the publication's schema goes with
+    it, one in another schema (an article's `table:`) is kept, unmarked (docs/publishing.md)."""
     from ..storage.replica import replica_schema
     from ..storage.warehouse import Warehouse
 
@@ -194,6 +198,8 @@ def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> N
         names |= {s["subscriber"] for s in wh.subscriptions()}
     for name in sorted(names):
         Warehouse(wh.spark, replica_schema(wh, name)).drop_schema()
+    if wh.exists("qrepl_publication"):
+        wh.unpublish_tables()
     wh.drop_schema()
 
 

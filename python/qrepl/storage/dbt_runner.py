@@ -148,7 +148,7 @@ def stamp_publisher(wh) -> None:
     has a commit the last stamp did not examine (nothing is started otherwise)."""
     stamped = wh.last_stamps()
     # 0 stands for "before the table's first snapshot" (the macro records it for a new table)
-    if all((wh.current_snapshot(a.name) or 0) == stamped.get(a.name) for a in wh.require_publication().articles):
+    if all((wh.article_snapshot(a) or 0) == stamped.get(a.name) for a in wh.require_publication().articles):
         return
     dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
 

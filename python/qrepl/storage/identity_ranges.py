@@ -65,7 +65,7 @@ def assign_range(wh: Warehouse, owner: str, article: Article) -> tuple[int, int]
         raise ConfigError(f"article {article.name} has no identity column")
     if not wh.exists(TABLE):
         wh._create(TABLE, SCHEMA)
-    highest = highest_value(wh, wh.table(article.name), article)
+    highest = highest_value(wh, wh.article_table(article), article)
     for _ in range(ATTEMPTS):
         marks = [r for r in _rows(wh, article.name) if r.owner == MARK]
         seen = marks[0].range_end if marks else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.model import canonical_key, check_identifier, typed_row
+from ..core.model import Article, canonical_key, check_identifier, typed_row
 from .warehouse import Warehouse, readable
 
 DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
@@ -61,16 +61,22 @@ class ReplicaWarehouse(Warehouse):
     def require_publication(self):
         return self.publisher.require_publication()
 
+    def article_table(self, article) -> str:
+        """A replica's table is named after its article, wherever the publisher's table is."""
+        return self.table(article.name)
 
-def current_snapshot(wh: Warehouse, article: str) -> int | None:
-    """The publisher table's current snapshot id (None for a table never written)."""
-    return wh.current_snapshot(article)
+
+def current_snapshot(wh: Warehouse, name: str) -> int | None:
+    """A publisher-side table's current snapshot id (None for a table never written)."""
+    return wh.current_snapshot(name)
 
 
-def table_at(wh: Warehouse, article: str, snapshot_id: int | None):
+def table_at(wh: Warehouse, article: Article, snapshot_id: int | None):
+    """The article's publisher table as of a snapshot (no rows for None)."""
+    table = wh.article_table(article)
     if snapshot_id is None:
-        return wh.spark.table(wh.table(article)).limit(0)
-    return wh.spark.read.option("snapshot-id", snapshot_id).table(wh.table(article))
+        return wh.spark.table(table).limit(0)
+    return wh.spark.read.option("snapshot-id", snapshot_id).table(table)
 
 
 def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
@@ -109,14 +115,14 @@ def snapshot_pins(wh: Warehouse) -> dict[tuple[str, str], int | None]:
     return {(r.subscriber, r.article): r.snapshot_id for r in wh.spark.table(wh.table("snapshot_pins")).collect()}
 
 
-def pin_snapshots(wh: Warehouse, subscriber: str, articles: list[str]) -> None:
+def pin_snapshots(wh: Warehouse, subscriber: str, articles: list[Article]) -> None:
     """Before a snapshot reads the publisher: pin each article's current snapshot. The one it
     reads is this one or a later one, so a `qrepl maintain` that sees the pin keeps it, and
     one that does not see it read the table's newest snapshot before the pin, so it expires
     nothing as new as the snapshot read (maintenance.maintain)."""
     if not wh.exists("snapshot_pins"):
         wh.spark.sql(f"create table if not exists {wh.table('snapshot_pins')} ({DELIVERIES_SCHEMA}) using iceberg")
-    _merge_snapshots(wh, "snapshot_pins", subscriber, {a: current_snapshot(wh, a) for a in articles})
+    _merge_snapshots(wh, "snapshot_pins", subscriber, {a.name: wh.article_snapshot(a) for a in articles})
 
 
 def unpin_snapshots(wh: Warehouse, subscriber: str) -> None:
@@ -134,11 +140,11 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     articles = wh.require_publication().articles
-    pin_snapshots(wh, subscriber, [a.name for a in articles])
+    pin_snapshots(wh, subscriber, articles)
     snapshots = {}
     for article in articles:
-        sid = current_snapshot(wh, article.name)
-        rows = table_at(wh, article.name, sid)
+        sid = wh.article_snapshot(article)
+        rows = table_at(wh, article, sid)
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")

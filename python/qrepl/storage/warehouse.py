@@ -57,9 +57,16 @@ IMMEDIATE_REJECTIONS_SCHEMA = (
     "old_version STRING, new_version STRING, rejected_at TIMESTAMP"
 )
 PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days INT, centralized_conflicts BOOLEAN"
-ARTICLES_SCHEMA = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
-# added later (ensure_article_columns): the columns the publisher generates, docs/spec.md §3
-ARTICLE_GENERATED_COLUMNS = {"identity_column": "STRING", "identity_range": "BIGINT", "stamped_column": "STRING"}
+ARTICLES_SCHEMA = (
+    "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>, "
+    "table_name STRING, identity_column STRING, identity_range BIGINT, stamped_column STRING"
+)
+# added after the first release: a store created before gets them on first use (null = the
+# default table, no identity, no stamped column; docs/spec.md §3)
+ARTICLE_LATE_COLUMNS = {"table_name": "STRING", "identity_column": "STRING", "identity_range": "BIGINT",
+                        "stamped_column": "STRING"}
+# the table property marking a table published in place by a publication: `<schema>.<publication>`
+PUBLISHED_BY = "qrepl.publication"
 
 _view_ids = itertools.count()
 _commit_numbers = {"last": 0}
@@ -107,10 +114,26 @@ class Warehouse:
     def table(self, name: str) -> str:
         return f"{self.schema}.{check_identifier(name, 'table')}"
 
+    def article_table(self, article: Article) -> str:
+        """The article's publisher table: `<schema>.<article name>`, or the table its `table:`
+        names (a bare name in this schema). Both parts validated again as they are read back."""
+        if not article.table:
+            return self.table(article.name)
+        schema, _, name = article.table.rpartition(".")
+        return f"{check_identifier(schema or self.schema, 'schema')}.{check_identifier(name, 'table')}"
+
     def current_snapshot(self, name: str) -> int | None:
         """A table's current snapshot id (its `main` ref), None for a table never written."""
-        row = self.spark.sql(f"select snapshot_id from {self.table(name)}.refs where name = 'main'").first()
+        return self.snapshot_of(self.table(name))
+
+    def snapshot_of(self, table: str) -> int | None:
+        """current_snapshot of a table named in full (`schema.table`, validated by the caller)."""
+        row = self.spark.sql(f"select snapshot_id from {table}.refs where name = 'main'").first()
         return row.snapshot_id if row else None
+
+    def article_snapshot(self, article: Article) -> int | None:
+        """The article's publisher table's current snapshot id."""
+        return self.snapshot_of(self.article_table(article))
 
     def last_stamps(self) -> dict[str, int]:
         """The snapshot the publisher's trigger last examined, per article (publisher_stamps,
@@ -145,9 +168,12 @@ class Warehouse:
         self.ensure_subscription_columns()
 
     def ensure_article_columns(self) -> None:
-        """Add the generated-column settings to a qrepl_articles created before they existed."""
+        """Add the later article settings (table_name, the generated columns) to a
+        qrepl_articles created before they existed."""
+        if not self.exists("qrepl_articles"):
+            return
         have = {f.name for f in self.spark.table(self.table("qrepl_articles")).schema.fields}
-        missing = [f"{c} {t}" for c, t in ARTICLE_GENERATED_COLUMNS.items() if c not in have]
+        missing = [f"{c} {t}" for c, t in ARTICLE_LATE_COLUMNS.items() if c not in have]
         if missing:
             self.spark.sql(f"alter table {self.table('qrepl_articles')} add columns ({', '.join(missing)})")
 
@@ -181,6 +207,8 @@ class Warehouse:
             article = {"name": a.article, "key": list(a.key_columns or []),
                        "columns": dict(zip(a.column_names or [], a.column_types or []))}
             row = a.asDict()
+            if row.get("table_name") is not None:
+                article["table"] = row["table_name"]
             if row.get("identity_column") is not None:
                 article["identity"], article["identity_range"] = row["identity_column"], row["identity_range"]
             if row.get("stamped_column") is not None:
@@ -206,60 +234,109 @@ class Warehouse:
                 f"{existing.policy} to {pub.policy} (drop the subscriptions first)")
         if existing and existing.name != pub.name:
             raise ConfigError(f"schema {self.schema} already holds publication {existing.name}")
+        tables: dict[str, str] = {}
         for article in pub.articles:
-            self._publish_article(article, existing.article(article.name) if existing else None)
+            table = self.article_table(article).lower()
+            if table in tables:
+                raise ConfigError(f"articles {tables[table]} and {article.name} both name table {table}")
+            tables[table] = article.name
+            before = existing.article(article.name) if existing else None
+            if before is not None and self.article_table(before).lower() != table:
+                raise ConfigError(f"article {article.name}: its table cannot change from {self.article_table(before)} "
+                                  f"to {self.article_table(article)} (declare a new article)")
+            # before any write: a table belongs to one publication
+            owner = self.published_by(table) if self.spark.catalog.tableExists(table) else None
+            if owner is not None and owner != f"{self.schema}.{pub.name}":
+                raise ConfigError(f"article {article.name}: table {self.article_table(article)} is already published "
+                                  f"by publication {owner} (a table belongs to one publication)")
+        for article in pub.articles:
+            self._publish_article(article, existing.article(article.name) if existing else None, pub.name)
         self.spark.createDataFrame(
             [(pub.name, pub.policy, pub.conflict_retention_days, pub.centralized_conflicts)], PUBLICATION_SCHEMA
         ).writeTo(self.table("qrepl_publication")).overwritePartitions()
-        generated = ", ".join(f"{c} {t}" for c, t in ARTICLE_GENERATED_COLUMNS.items())
         self.spark.createDataFrame(
-            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values()),
+            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values()), a.table,
               a.identity, a.identity_range if a.identity else None, a.stamped) for i, a in enumerate(pub.articles)],
-            f"{ARTICLES_SCHEMA}, {generated}",
+            ARTICLES_SCHEMA,
         ).writeTo(self.table("qrepl_articles")).overwritePartitions()
 
     def table_columns(self, name: str) -> dict[str, str]:
         """An existing table's columns and their types, as a declaration spells them."""
-        return {f.name: f.dataType.simpleString() for f in self.spark.table(self.table(name)).schema.fields}
+        return self.columns_of(self.table(name))
 
-    def _publish_article(self, article: Article, declared_before: Article | None) -> None:
+    def columns_of(self, table: str) -> dict[str, str]:
+        """table_columns of a table named in full (`schema.table`, validated by the caller)."""
+        return {f.name: f.dataType.simpleString() for f in self.spark.table(table).schema.fields}
+
+    def published_by(self, table: str) -> str | None:
+        """The publication (`<schema>.<publication>`) that marked `table` as published in place."""
+        for r in self.spark.sql(f"show tblproperties {table}").collect():
+            if r[0] == PUBLISHED_BY:
+                return r[1]
+        return None
+
+    def _publish_article(self, article: Article, declared_before: Article | None, publication: str) -> None:
         """The article's publisher table: created, or an existing table published in place
-        (docs/publishing.md). An existing table must hold exactly the declared columns with
-        the declared types; it gains msrepl_tran_version (its rows get one from the
-        publisher's trigger, qrepl.storage.warehouse.stamp_publisher) and keeps its data and history.
+        (docs/publishing.md), anywhere in the catalog (the article's `table:`). An existing
+        table must hold exactly the declared columns with the declared types; it gains
+        msrepl_tran_version (its rows get one from the publisher's trigger,
+        qrepl.storage.warehouse.stamp_publisher) and keeps its data and history.
         A column added to a publication is added to the table (and to every replica, by the
-        caller); a column removed or retyped is refused."""
-        if not self.exists(article.name):
+        caller); a column removed or retyped is refused. The table is marked with the table
+        property qrepl.publication (write_publication refused a table another publication marked)."""
+        table = self.article_table(article)
+        mark = f"{self.schema}.{publication}"
+        props = f"{ICEBERG_PROPS}, '{PUBLISHED_BY}'='{mark}'"
+        if not self.spark.catalog.tableExists(table):
+            if article.table:
+                raise ConfigError(f"article {article.name}: no table {table} (an article's table: names an "
+                                  f"existing table; leave it out to have the publication create one)")
             cols = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
-            self._create(article.name, f"{cols}, msrepl_tran_version STRING")
+            self.spark.sql(f"create table if not exists {table} ({cols}, msrepl_tran_version STRING) "
+                           f"using iceberg tblproperties ({props})")
             return
-        have = self.table_columns(article.name)
+        have = self.columns_of(table)
         have.pop("msrepl_tran_version", None)
         problems: list[str] = []
-        to_add: list[str] = []
+        added: list[str] = []  # columns this change adds to a published article
         if declared_before is not None:  # a publication changed: columns may only be added
             before = declared_before.columns
             problems += [f"column {c} removed (a published column cannot be dropped)"
                          for c in before if c not in article.columns]
             problems += [f"column {c} retyped from {before[c]} to {article.columns[c]} (a published column "
                          f"keeps its type)" for c in before if c in article.columns and before[c] != article.columns[c]]
-            to_add = [c for c in article.columns if c not in before and c not in have]
+            added = [c for c in article.columns if c not in before]
         problems += [f"column {c} is {have[c]} in the table, {t} in the declaration"
                      for c, t in article.columns.items() if c in have and have[c] != t]
         problems += [f"column {c} is declared but not in the table" for c in article.columns
-                     if c not in have and c not in to_add]
+                     if c not in have and c not in added]
         problems += [f"column {c} ({t}) is in the table but not declared" for c, t in have.items()
                      if c not in article.columns]
         if problems:
-            raise ConfigError(f"article {article.name}: table {self.table(article.name)} does not match the "
+            raise ConfigError(f"article {article.name}: table {table} does not match the "
                               f"declaration: {'; '.join(problems)} (`qrepl publication describe --table "
-                              f"{self.table(article.name)}` writes a declaration from the table)")
-        if "msrepl_tran_version" not in self.table_columns(article.name):
-            self.spark.sql(f"alter table {self.table(article.name)} add column msrepl_tran_version string")
-        for c in to_add:  # the publisher table, then every replica of it
-            for table in [self.table(article.name)] + self._replica_tables(article.name):
-                self.spark.sql(f"alter table {table} add column {check_identifier(c, 'column')} {article.columns[c]}")
-        self.spark.sql(f"alter table {self.table(article.name)} set tblproperties ({ICEBERG_PROPS})")
+                              f"{table}` writes a declaration from the table)")
+        if "msrepl_tran_version" not in self.columns_of(table):
+            self.spark.sql(f"alter table {table} add column msrepl_tran_version string")
+        if added:  # the publisher table, then every replica of it; each only where it is missing, so
+            # a rerun after a failure in between adds it to the tables that still lack it
+            for target in [table] + self._replica_tables(article.name):
+                missing = [c for c in added if c not in self.columns_of(target)]
+                for c in missing:
+                    self.spark.sql(f"alter table {target} add column {check_identifier(c, 'column')} "
+                                   f"{article.columns[c]}")
+        self.spark.sql(f"alter table {table} set tblproperties ({props})")
+
+    def unpublish_tables(self) -> None:
+        """Before the publication's schema is dropped: each article table elsewhere in the
+        catalog (a user's table published in place) loses its qrepl.publication mark and is
+        kept, with its rows and msrepl_tran_version."""
+        pub = self.read_publication()
+        for article in pub.articles if pub else []:
+            table = self.article_table(article)
+            if table.split(".")[0].lower() != self.schema.lower() and self.spark.catalog.tableExists(table) \
+                    and self.published_by(table) == f"{self.schema}.{pub.name}":
+                self.spark.sql(f"alter table {table} unset tblproperties if exists ('{PUBLISHED_BY}')")
 
     def _replica_tables(self, article: str) -> list[str]:
         """The article's table in every subscriber's replica schema that has it."""
@@ -384,7 +461,7 @@ class Warehouse:
             return
         view = self._temp_view(typed, self._article_ddl(article))
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.table(article.name)} as target "
+        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
                        f"using {view} as source on {on} when matched then update set * when not matched then insert *")
 
     def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]], point: str = "") -> None:
@@ -394,12 +471,12 @@ class Warehouse:
             return
         view = self._temp_view(rows, article.key_ddl)
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.table(article.name)} as target "
+        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
                        f"using {view} as source on {on} when matched then delete")
 
     def publisher_rows(self, article_name: str) -> list[dict]:
         article = self.article(article_name)
-        return [r.asDict() for r in readable(self.spark.table(self.table(article.name)), article).collect()]
+        return [r.asDict() for r in readable(self.spark.table(self.article_table(article)), article).collect()]
 
     # -- queue ------------------------------------------------------------------------------
     def next_tran_seq(self, subscriber: str, count: int = 1) -> int:

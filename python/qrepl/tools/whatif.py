@@ -72,9 +72,9 @@ def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
     past is gone, and replaying from nothing would report wrong numbers."""
     out = {}
     for article in wh.require_publication().articles:
-        snapshots = {r.snapshot_id: r.parent_id for r in wh.spark.table(f"{wh.table(article.name)}.snapshots")
+        snapshots = {r.snapshot_id: r.parent_id for r in wh.spark.table(f"{wh.article_table(article)}.snapshots")
                      .select("snapshot_id", "parent_id").collect()}
-        history = wh.spark.table(f"{wh.table(article.name)}.history")
+        history = wh.spark.table(f"{wh.article_table(article)}.history")
         before = history.where(history.made_current_at <= batch.started_at) \
             .orderBy(history.made_current_at.desc()).select("snapshot_id").first()
         # a snapshot whose parent is gone: the table's history before it was expired
@@ -84,7 +84,7 @@ def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
                 f"what-if needs article {article.name} as it was when batch {batch.batch_id} started "
                 f"({batch.started_at}), but that snapshot was expired (qrepl maintain): replay later batches only "
                 f"(--batches N..M)")
-        rows = readable(table_at(wh, article.name, before.snapshot_id if before else None), article).collect()
+        rows = readable(table_at(wh, article, before.snapshot_id if before else None), article).collect()
         out[article.name] = [r.asDict() for r in rows]
     return out
 
@@ -130,7 +130,10 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
 def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: bool,
                    scratch: str) -> dict[str, list[dict]]:
     """The batches under `policy`, from the publisher before the first one; normalized outputs."""
-    pub = replace(wh.require_publication(), policy=policy)
+    live = wh.require_publication()
+    # the scratch schema gets its own article tables (named after the articles), never the
+    # live ones an article's table: names
+    pub = replace(live, policy=policy, articles=[replace(a, table=None) for a in live.articles])
     scenario = Scenario("whatif", pub, [], [])
     if reference:
         backend = ReferenceBackend(scenario)

@@ -43,7 +43,21 @@ def test_column_names_read_back_from_qrepl_articles_are_validated(spark, monkeyp
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"])], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"], None)], ARTICLES_SCHEMA) \
+        .writeTo(wh.table("qrepl_articles")).overwritePartitions()
+    assert message in _qrepl_config_error(monkeypatch, SCHEMA)
+
+
+@pytest.mark.parametrize("table, message", [
+    ("s.items; drop table t", "qrepl: invalid table name 'items; drop table t'"),
+    ("a.b.c", "qrepl: invalid table 'a.b.c' of article items: must be SCHEMA.TABLE or TABLE"),
+])
+def test_an_article_table_read_back_from_qrepl_articles_is_validated(spark, monkeypatch, table, message):
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], table)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert message in _qrepl_config_error(monkeypatch, SCHEMA)
 
@@ -70,28 +84,43 @@ def test_article_name_with_a_trailing_newline_read_back_is_refused_in_the_macros
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"])], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], None)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert "qrepl: invalid article name 'items\\n': identifiers must match" in _qrepl_config_error(monkeypatch, SCHEMA)
 
 
-@pytest.mark.parametrize("article, column, message", [
-    ("items; drop table t", "qty", "invalid article name 'items; drop table t'"),
-    ("items\n", "qty", "invalid article name 'items\\n'"),
-    ("items", "qty = 1 --", "invalid column name 'qty = 1 --'"),
-    ("items", "change_op", "column name change_op is reserved by the queue reader"),
+@pytest.mark.parametrize("article, column, table, message", [
+    ("items; drop table t", "qty", None, "invalid article name 'items; drop table t'"),
+    ("items\n", "qty", None, "invalid article name 'items\\n'"),
+    ("items", "qty = 1 --", None, "invalid column name 'qty = 1 --'"),
+    ("items", "change_op", None, "column name change_op is reserved by the queue reader"),
+    ("items", "qty", "s.items; drop table t", "article items: invalid table 's.items; drop table t'"),
 ])
-def test_python_layer_revalidates_names_read_back_from_qrepl_articles(spark, article, column, message):
+def test_python_layer_revalidates_names_read_back_from_qrepl_articles(spark, article, column, table, message):
     """Issue 39: the Python layer (Warehouse.read_publication, behind every command) validates
     the article and column names it reads back, as the dbt macros do; the CLI says one line."""
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([(article, 0, ["item_id"], ["item_id", column], ["int", "int"])], ARTICLES_SCHEMA) \
+    spark.createDataFrame([(article, 0, ["item_id"], ["item_id", column], ["int", "int"], table)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     with pytest.raises(ConfigError, match="hold an invalid publication") as refused:
         wh.read_publication()
     assert message in str(refused.value)
     result = CliRunner().invoke(main, ["publication", "show", "--schema", SCHEMA])
     assert result.exit_code == 1 and result.output.count("\n") == 1 and message in result.output
+
+
+def test_a_qrepl_articles_written_before_table_name_existed_still_reads(spark):
+    """A store from before an article could name its table: no table_name column means every
+    article's default table; the next `publication create` adds the column."""
+    wh = Warehouse(spark, SCHEMA)
+    wh.drop_schema()
+    pub = publication_from_dict({"publication": "p", "articles": [
+        {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]})
+    wh.write_publication(pub)
+    spark.sql(f"alter table {wh.table('qrepl_articles')} drop column table_name")
+    assert wh.read_publication() == pub
+    wh.write_publication(pub)
+    assert "table_name" in wh.table_columns("qrepl_articles") and wh.read_publication() == pub

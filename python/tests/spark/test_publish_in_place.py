@@ -93,3 +93,121 @@ def test_a_published_column_removed_or_retyped_is_refused(shop, tmp_path, change
     with pytest.raises(ConfigError, match=words):
         create_publication(bad, SCHEMA, echo=lambda _: None)
     assert warehouse(SCHEMA).require_publication().article("stock").columns == current
+
+
+# -- an article whose table: names a table in another schema ------------------------------------
+SALES, PUBX = "salesx", "pubx"
+
+
+def _customers(spark) -> dict[int, tuple]:
+    return {r.customer_id: (r.city, r.msrepl_tran_version)
+            for r in spark.sql(f"select * from {SALES}.customers").collect()}
+
+
+@pytest.fixture(scope="module")
+def elsewhere(spark, tmp_path_factory):
+    """The user's salesx.customers (3 rows), published by publication pubx of schema pubx with
+    `table: salesx.customers`; north queued and south immediate subscribe."""
+    for schema in (PUBX, f"{PUBX}__north", f"{PUBX}__south", "pubz", SALES):
+        spark.sql(f"drop database if exists {schema} cascade")
+    spark.sql(f"create database {SALES}")
+    spark.sql(f"create table {SALES}.customers (customer_id int, city string) using iceberg")
+    spark.sql(f"insert into {SALES}.customers values (1, 'Oslo'), (2, 'Bergen'), (3, 'Tromso')")
+    declared = yaml.safe_load(describe_table(f"{SALES}.customers", ["customer_id"], PUBX))
+    path = tmp_path_factory.mktemp("pubx") / "pubx.yml"
+    path.write_text(yaml.safe_dump({"publication": "pubx", "articles": declared}))
+    create_publication(path, PUBX, echo=lambda _: None)
+    add_subscription(PUBX, "north", echo=lambda _: None)
+    add_subscription(PUBX, "south", echo=lambda _: None, update_mode="immediate")
+    return spark, path, declared
+
+
+def test_a_table_in_another_schema_is_described_and_published_in_place(elsewhere):
+    spark, path, declared = elsewhere
+    assert declared == [{"name": "customers", "key": ["customer_id"],
+                         "columns": {"customer_id": "int", "city": "string"}, "table": f"{SALES}.customers"}]
+    rows = _customers(spark)
+    assert {k: city for k, (city, _) in rows.items()} == {1: "Oslo", 2: "Bergen", 3: "Tromso"}
+    assert len({version for _, version in rows.values()} - {None}) == 3  # each row its own version
+    assert not spark.catalog.tableExists(f"{PUBX}.customers")  # no table named after the article
+    props = {r[0]: r[1] for r in spark.sql(f"show tblproperties {SALES}.customers").collect()}
+    assert props["qrepl.publication"] == "pubx.pubx"
+    assert warehouse(PUBX).require_publication().article("customers").table == f"{SALES}.customers"
+    # replicas are named after the article, in the subscriber's replica schema
+    assert spark.table(f"{PUBX}__north.customers").count() == 3
+
+
+def test_the_reader_distribution_and_immediate_updating_follow_the_table(elsewhere):
+    from datetime import datetime
+
+    from qrepl.core.reference import ReferenceReader
+    from qrepl.services.capture import Subscriber
+    from qrepl.services.distribution import distribute
+    from qrepl.services.maintenance import maintain
+    from qrepl.services.service import list_conflicts, resolve_conflict, run_reader
+    from qrepl.storage.dbt_runner import stamp_publisher
+    from qrepl.tools.whatif import whatif
+
+    spark, path, declared = elsewhere
+    wh = warehouse(PUBX)
+    north = Subscriber(PUBX, "north")
+    with north.transaction() as t:
+        t.update("customers", {"customer_id": 1}, {"city": "Paris"})
+    with north.transaction() as t:
+        t.update("customers", {"customer_id": 2}, {"city": "Rome"})
+    spark.sql(f"update {SALES}.customers set city = 'Lyon' where customer_id = 2")  # a plain writer
+    stamp_publisher(wh)  # the publisher's trigger, as the run's start would
+    # the reference, given the same publisher rows and queue
+    reference = ReferenceReader(wh.require_publication())
+    for s in ("north", "south"):
+        reference.add_subscription(s)
+    for r in wh.publisher_rows("customers"):
+        reference.put_row("customers", r)
+    reference.append_queue(wh.rows_of("replication_queue"))
+    reference.run(datetime.utcnow())
+
+    run_reader(PUBX, echo=lambda _: None)
+    rows = _customers(spark)
+    assert {k: city for k, (city, _) in rows.items()} == {1: "Paris", 2: "Lyon", 3: "Tromso"}
+    assert {k: v for k, (_, v) in rows.items()} == {
+        int(k[len('{"customer_id":'):-1]): r["msrepl_tran_version"] for k, r in reference.publisher["customers"].items()}
+    conflicts = list_conflicts(PUBX)
+    assert [(c["row_key"], c["conflict_type"]) for c in conflicts] == \
+        [(c["row_key"], c["conflict_type"]) for c in reference.conflicts] == [('{"customer_id":2}', "update_update")]
+
+    distribute(PUBX)  # north gets the publisher's row back, south the applied change
+    replica = {r.customer_id: r.city for r in spark.table(f"{PUBX}__north.customers").collect()}
+    assert replica == {1: "Paris", 2: "Lyon", 3: "Tromso"}
+    assert {r.customer_id: r.city for r in spark.table(f"{PUBX}__south.customers").collect()}[1] == "Paris"
+
+    with Subscriber(PUBX, "south").transaction() as t:  # immediate: lands in salesx.customers
+        t.update("customers", {"customer_id": 3}, {"city": "Narvik"})
+    assert _customers(spark)[3][0] == "Narvik"
+
+    resolve_conflict(PUBX, conflicts[0]["conflict_id"], "subscriber", "dba")
+    assert _customers(spark)[2][0] == "Rome"
+    assert whatif(PUBX, ["subscriber_wins"], 1, reference=True)["subscriber_wins"]["rows"][("customers", (2,))]["city"] == "Rome"
+    assert any(line.startswith("customers:") for line in maintain(PUBX))
+
+
+def test_a_table_another_publication_published_is_refused_in_one_line(elsewhere, tmp_path):
+    spark, path, declared = elsewhere
+    other = tmp_path / "pubz.yml"
+    other.write_text(yaml.safe_dump({"publication": "pubz", "articles": declared}))
+    with pytest.raises(ConfigError) as refused:
+        create_publication(other, "pubz", echo=lambda _: None)
+    assert str(refused.value) == (f"article customers: table {SALES}.customers is already published by "
+                                  f"publication pubx.pubx (a table belongs to one publication)")
+    assert warehouse("pubz").read_publication() is None
+
+
+def test_dropping_the_publication_keeps_the_users_table(elsewhere):
+    from qrepl.services.service import drop_publication
+
+    spark, path, declared = elsewhere
+    before = _customers(spark)
+    drop_publication(PUBX)
+    assert not spark.catalog.databaseExists(PUBX)
+    assert _customers(spark) == before  # rows and msrepl_tran_version kept
+    props = {r[0] for r in spark.sql(f"show tblproperties {SALES}.customers").collect()}
+    assert "qrepl.publication" not in props
