@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
@@ -300,15 +300,18 @@ def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: floa
     wh.require_publication()
     wait_until_free(wh, wait_seconds, echo)
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
+    started = datetime.now(timezone.utc).replace(tzinfo=None)
     run_queue_reader(wh.schema, progress=echo)
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
     history = last.asDict()
-    # rows the publisher's trigger gave a version at this run's start (writers that set none)
+    # rows the publisher's trigger gave a version at this run's start (writers that set none);
+    # not the stamps made since the last run by publication create, distribution or an
+    # immediate commit, which are recorded under the same next batch id
     history["stamped_rows"] = 0
     if wh.exists("publisher_stamps"):
         stamps = wh.spark.table(wh.table("publisher_stamps"))
-        history["stamped_rows"] = int(stamps.where(stamps["batch_id"] == last["batch_id"])
-                                      .agg({"stamped_rows": "sum"}).collect()[0][0] or 0)
+        mine = stamps.where((stamps["batch_id"] == last["batch_id"]) & (stamps["stamped_at"] >= started))
+        history["stamped_rows"] = int(mine.agg({"stamped_rows": "sum"}).collect()[0][0] or 0)
     return history
 
 

@@ -231,3 +231,12 @@ def test_run_cli_says_how_many_outside_writes_the_trigger_stamped(captured_and_r
     again = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
     assert again.exit_code == 0, again.output
     assert "publisher's trigger" not in again.output
+    # an outside write that distribution (or an immediate commit) stamped before the run is
+    # not the run's to report, though its stamp is recorded under the run's batch id
+    from qrepl.storage.dbt_runner import stamp_publisher
+
+    wh.spark.sql(f"update {wh.table('customers')} set city = 'between' where customer_id = 1")
+    stamp_publisher(wh)
+    later = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
+    assert later.exit_code == 0, later.output
+    assert "publisher's trigger" not in later.output
