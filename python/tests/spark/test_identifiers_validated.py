@@ -10,9 +10,10 @@ from click.testing import CliRunner
 from qrepl.cli import main
 from qrepl.core.model import ConfigError, publication_from_dict
 from qrepl.storage.spark import PROJECT_DIR
-from qrepl.storage.warehouse import ARTICLES_SCHEMA, Warehouse
+from qrepl.storage.warehouse import ARTICLE_LATE_COLUMNS, ARTICLES_SCHEMA, PUBLICATION_SCHEMA, Warehouse
 
 pytestmark = pytest.mark.spark
+NO_GENERATED = (None, None, None)  # identity_column, identity_range, stamped_column: none declared
 SCHEMA = "qrepl_names"
 
 
@@ -43,7 +44,7 @@ def test_column_names_read_back_from_qrepl_articles_are_validated(spark, monkeyp
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"], None)], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", column], ["int", "string"], None, *NO_GENERATED)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert message in _qrepl_config_error(monkeypatch, SCHEMA)
 
@@ -57,7 +58,7 @@ def test_an_article_table_read_back_from_qrepl_articles_is_validated(spark, monk
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], table)], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], table, *NO_GENERATED)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert message in _qrepl_config_error(monkeypatch, SCHEMA)
 
@@ -84,7 +85,7 @@ def test_article_name_with_a_trailing_newline_read_back_is_refused_in_the_macros
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], None)], ARTICLES_SCHEMA) \
+    spark.createDataFrame([("items\n", 0, ["item_id"], ["item_id", "qty"], ["int", "int"], None, *NO_GENERATED)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     assert "qrepl: invalid article name 'items\\n': identifiers must match" in _qrepl_config_error(monkeypatch, SCHEMA)
 
@@ -103,7 +104,7 @@ def test_python_layer_revalidates_names_read_back_from_qrepl_articles(spark, art
     wh.drop_schema()
     wh.write_publication(publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]}))
-    spark.createDataFrame([(article, 0, ["item_id"], ["item_id", column], ["int", "int"], table)], ARTICLES_SCHEMA) \
+    spark.createDataFrame([(article, 0, ["item_id"], ["item_id", column], ["int", "int"], table, *NO_GENERATED)], ARTICLES_SCHEMA) \
         .writeTo(wh.table("qrepl_articles")).overwritePartitions()
     with pytest.raises(ConfigError, match="hold an invalid publication") as refused:
         wh.read_publication()
@@ -113,14 +114,21 @@ def test_python_layer_revalidates_names_read_back_from_qrepl_articles(spark, art
 
 
 def test_a_qrepl_articles_written_before_table_name_existed_still_reads(spark):
-    """A store from before an article could name its table: no table_name column means every
-    article's default table; the next `publication create` adds the column."""
+    """A store from before an article could name its table or declare generated columns: no
+    table_name column means every article's default table (no identity, no stamped column);
+    the next `publication create` adds the columns."""
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
     pub = publication_from_dict({"publication": "p", "articles": [
         {"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}]})
-    wh.write_publication(pub)
-    spark.sql(f"alter table {wh.table('qrepl_articles')} drop column table_name")
+    old = "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>"
+    wh.ensure_base_tables()
+    spark.sql(f"drop table {wh.table('qrepl_articles')} purge")
+    spark.sql(f"create table {wh.table('qrepl_articles')} ({old}) using iceberg")  # as an old release made it
+    spark.createDataFrame([("items", 0, ["item_id"], ["item_id", "qty"], ["int", "int"])], old) \
+        .writeTo(wh.table("qrepl_articles")).append()
+    spark.createDataFrame([("p", "publisher_wins", 14, True)], PUBLICATION_SCHEMA) \
+        .writeTo(wh.table("qrepl_publication")).overwritePartitions()
     assert wh.read_publication() == pub
     wh.write_publication(pub)
-    assert "table_name" in wh.table_columns("qrepl_articles") and wh.read_publication() == pub
+    assert set(ARTICLE_LATE_COLUMNS) <= set(wh.table_columns("qrepl_articles")) and wh.read_publication() == pub
