@@ -367,8 +367,8 @@ def verify(schema: str, report_path: Path) -> int:
         else:
             stamped_at = child.snapshot_id
             before = {r["customer_id"]: r["msrepl_tran_version"] for r in
-                      table_at(wh, "customers", written["snapshot"]).collect()}
-            after = {r["customer_id"]: r["msrepl_tran_version"] for r in table_at(wh, "customers", stamped_at).collect()}
+                      table_at(wh, wh.article("customers"), written["snapshot"]).collect()}
+            after = {r["customer_id"]: r["msrepl_tran_version"] for r in table_at(wh, wh.article("customers"), stamped_at).collect()}
             for op, key in written["writes"]:
                 # the first commit after them is the trigger's, and it gave each written row a version
                 if op != "D" and (after.get(key) is None or after.get(key) == before.get(key)):
@@ -377,10 +377,10 @@ def verify(schema: str, report_path: Path) -> int:
                 if op == "D" and key in after:
                     problems.append(f"outside delete of customer {key}: the row is back")
     for article in pub.articles:
-        first = (spark.table(f"{wh.table(article.name)}.snapshots").orderBy("committed_at")
+        first = (spark.table(f"{wh.article_table(article)}.snapshots").orderBy("committed_at")
                  .select("snapshot_id").first())
         start = stamped_at if article.name == "customers" and stamped_at else (first.snapshot_id if first else None)
-        initial = [r.asDict() for r in table_at(wh, article.name, start).collect()]
+        initial = [r.asDict() for r in table_at(wh, article, start).collect()]
         reference.put_publisher_rows(article.name, initial)
     batch_of = {k: v[0] for k, v in times.items()}
     # the order the batch cut read from the queue's commits (SQL Server's orderkey)
