@@ -170,21 +170,20 @@ class Warehouse:
     def ensure_article_columns(self) -> None:
         """Add the later article settings (table_name, the generated columns) to a
         qrepl_articles created before they existed."""
-        if not self.exists("qrepl_articles"):
-            return
-        have = {f.name for f in self.spark.table(self.table("qrepl_articles")).schema.fields}
-        missing = [f"{c} {t}" for c, t in ARTICLE_LATE_COLUMNS.items() if c not in have]
-        if missing:
-            self.spark.sql(f"alter table {self.table('qrepl_articles')} add columns ({', '.join(missing)})")
+        self._add_missing_columns("qrepl_articles", ARTICLE_LATE_COLUMNS)
 
     def ensure_subscription_columns(self) -> None:
         """Add the update-mode columns to a subscriptions table created before they existed."""
-        if not self.exists("subscriptions"):
+        self._add_missing_columns("subscriptions", SUBSCRIPTION_MODE_COLUMNS)
+
+    def _add_missing_columns(self, name: str, columns: dict[str, str]) -> None:
+        """Add to an existing table each of `columns` (name: type) it does not have yet."""
+        if not self.exists(name):
             return
-        have = {f.name for f in self.spark.table(self.table("subscriptions")).schema.fields}
-        missing = [f"{c} {t}" for c, t in SUBSCRIPTION_MODE_COLUMNS.items() if c not in have]
+        have = {f.name for f in self.spark.table(self.table(name)).schema.fields}
+        missing = [f"{c} {t}" for c, t in columns.items() if c not in have]
         if missing:
-            self.spark.sql(f"alter table {self.table('subscriptions')} add columns ({', '.join(missing)})")
+            self.spark.sql(f"alter table {self.table(name)} add columns ({', '.join(missing)})")
 
     def drop_schema(self) -> None:
         if self.spark.catalog.databaseExists(self.schema):
