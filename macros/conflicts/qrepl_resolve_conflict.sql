@@ -11,7 +11,7 @@
         the subscriber already won (subscriber_wins) has nothing to write.
 
         Every resolution is one row of conflict_reviews (who, when, how, the version written),
-        which only this macro writes. Resolving again changes nothing and says how it was
+        which only this macro and qrepl_remove_conflicts write. A removed conflict is refused. Resolving again changes nothing and says how it was
         resolved. The version written is derived from the conflict id, so a run killed after
         its publisher write and before its review finds its own write and records it.
         Distribution brings the publisher's new row to every subscriber. -#}
@@ -28,18 +28,15 @@
     {%- if not modules.re.fullmatch('[A-Za-z0-9_.@-]{1,64}', who | string) -%}
         {{ exceptions.raise_compiler_error("qrepl: resolved_by must be a user name (letters, digits, _ . @ -), got '" ~ (who | string)[:40] ~ "'") }}
     {%- endif -%}
-    {%- set reviews = qrepl_relation('conflict_reviews') -%}
     {%- set conflicts = qrepl_relation('conflicts') -%}
-    {%- call statement('qrepl_reviews_table', fetch_result=false) -%}
-        create table if not exists {{ reviews }} (
-            conflict_id string, keep string, outcome string, resolved_by string, resolved_at timestamp,
-            written_version string
-        ) using iceberg tblproperties ('format-version' = '2')
-    {%- endcall -%}
+    {%- set reviews = _qrepl_conflict_reviews() -%}
     {%- set done = run_query("select keep, outcome, resolved_by, cast(resolved_at as string) from " ~ reviews
-        ~ " where conflict_id = '" ~ conflict_id ~ "'") -%}
+        ~ " where conflict_id = '" ~ conflict_id ~ "' order by case when outcome = 'removed' then 1 else 0 end") -%}
     {%- if done.rows | length > 0 -%}
         {%- set r = done.rows[0] -%}
+        {%- if r[1] == 'removed' -%}
+            {{ exceptions.raise_compiler_error("qrepl: conflict " ~ conflict_id ~ " was removed from the lists by " ~ r[2] ~ " at " ~ r[3] ~ ": nothing to resolve") }}
+        {%- endif -%}
         {{ log("qrepl: conflict " ~ conflict_id ~ " was already resolved (keep " ~ r[0] ~ ": " ~ r[1] ~ ", by " ~ r[2] ~ " at " ~ r[3] ~ "): nothing changed", info=true) }}
         {{ return('') }}
     {%- endif -%}

@@ -29,8 +29,7 @@ final as (
         case when met_row_exists then 'upsert' else 'delete' end as op,
         case when met_row_exists then met_row end as row,
         batch_id,
-        row_number() over (partition by subscriber order by tran_pos, command_seq) as seq,
-        cast(null as timestamp) as delivered_at
+        row_number() over (partition by subscriber order by tran_pos, command_seq) as seq
     from first_touches_of_rejected
     where {{ batch_not_yet_written(batch_id) }}
 

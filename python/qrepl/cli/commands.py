@@ -151,8 +151,9 @@ def run(wait_seconds: float) -> None:
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the selected conflicts' full details (JSON lines) to this file.")
 @click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
-              help="Remove a reviewed conflict by conflict_id (repeatable). Conflicts of a batch a failed "
-                   "run left unfinished are kept, with one line saying so, until a run finishes it.")
+              help="Remove a reviewed conflict from the lists by conflict_id (repeatable): recorded in "
+                   "conflict_reviews (who, when) by the dbt macro qrepl_remove_conflicts; the conflict is "
+                   "kept until retention purges it. Removing twice changes nothing.")
 @click.option("--resolve", "resolve_id", default=None, metavar="CONFLICT_ID",
               help="Resolve a conflict by hand, with --keep: subscriber writes the losing subscriber row to the "
                    "publisher (a new version, only if the row is unchanged since the conflict); publisher closes "
@@ -181,11 +182,10 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
         return
 
     if remove_ids:
-        removed, kept = remove_conflicts(_schema(), list(remove_ids))
+        removed = remove_conflicts(_schema(), list(remove_ids))
         _echo(f"removed {removed} conflict(s)")
-        for batch_id, n in sorted(kept.items()):
-            _echo(f"kept {n} conflict(s) of batch {batch_id}: a failed run left that batch unfinished; "
-                  f"the next qrepl run finishes it, remove them after that")
+        if removed < len(set(remove_ids)):
+            _echo(f"{len(set(remove_ids)) - removed} id(s) not removed now: removed before, or no such conflict")
         return
     rows = list_conflicts(_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:
@@ -305,7 +305,7 @@ def enqueue(file, subscriber) -> None:
 
     Each record: tran_id, article, op (I/U/D), row (I/U) or key (D), old_version (U/D),
     new_version (optional, generated). Bad records are listed with their line number and go
-    to queue_rejects with the reason (with the rest of their transaction); the others are
+    to enqueue_rejects with the reason (with the rest of their transaction); the others are
     enqueued in one atomic commit.
 
     \b
@@ -318,7 +318,7 @@ def enqueue(file, subscriber) -> None:
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
     _echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
-          f"{report.rejected_records} record(s) rejected to queue_rejects")
+          f"{report.rejected_records} record(s) rejected to enqueue_rejects")
 
 
 @main.command()

@@ -569,7 +569,6 @@ class ReferenceReader:
                 "row": current,
                 "batch_id": batch_id,
                 "seq": comp_seq[sub_name],
-                "delivered_at": None,
             })
         return self._outcome(sub_name, tran_id, batch_id, "rejected")
 

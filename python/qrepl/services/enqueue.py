@@ -5,7 +5,7 @@ old_version (U/D), new_version (I/U; when missing, derived from the subscriber, 
 command and row, so enqueueing the same file again yields the same version). Records of one
 tran_id form one transaction, in file order. The subscriber and its generation come from the
 subscription, never from the file. Bad records are reported with their line (or row) number and
-written to queue_rejects with the reason; their transaction goes with them; good transactions
+written to enqueue_rejects with the reason; their transaction goes with them; good transactions
 proceed.
 
 Idempotent: a transaction whose tran_id the subscriber already queued with the same commands is
@@ -37,10 +37,13 @@ from .service import warehouse
 CONTENT_FIELDS = ("command_seq", "article", "op", "row_key", "old_version", "new_version", "new_row")
 _DERIVED_VERSIONS = uuid.UUID("5b7d3f0e-4c1a-4e8b-9a52-2d6f0c1e7a90")
 
+# enqueue_rejects: the records `qrepl enqueue` refused, in the queue's columns with the reason.
+# Only this module writes it; the reader's own quarantine is the dbt mart queue_rejects (a store
+# from before enqueue_rejects holds earlier refusals there, with a null batch_id)
 REJECTS_SCHEMA = (
     "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, article STRING, "
     "op STRING, row_key STRING, old_version STRING, new_version STRING, new_row STRING, old_row STRING, "
-    "enqueued_at TIMESTAMP, reason STRING, batch_id INT, rejected_at TIMESTAMP"
+    "enqueued_at TIMESTAMP, reason STRING, rejected_at TIMESTAMP"
 )
 
 
@@ -254,11 +257,16 @@ def _queued_content(wh: Warehouse, subscriber: str, tran_ids: list[str]) -> dict
 
 def _not_yet_rejected(wh: Warehouse, subscriber: str, rejects: list[dict]) -> list[dict]:
     """Drop the rejections an earlier enqueue of the same file already recorded."""
-    if not rejects or not wh.exists("queue_rejects"):
+    if not rejects:
         return rejects
-    table = wh.spark.table(wh.table("queue_rejects"))
-    recorded = {(r["tran_id"], r["reason"]) for r in table.where(
-        (table.subscriber == subscriber) & table.batch_id.isNull()).select("tran_id", "reason").collect()}
+    recorded: set[tuple[str, str]] = set()
+    for name, own in (("enqueue_rejects", True), ("queue_rejects", False)):
+        if wh.exists(name):
+            table = wh.spark.table(wh.table(name))
+            mine = table.subscriber == subscriber
+            if not own:  # an older store's enqueue refusals: no batch
+                mine = mine & table.batch_id.isNull()
+            recorded |= {(r["tran_id"], r["reason"]) for r in table.where(mine).select("tran_id", "reason").collect()}
     return [r for r in rejects if (r["tran_id"], r["reason"]) not in recorded]
 
 
@@ -283,7 +291,7 @@ def _queue_row(pub, subscriber, generation, tran_id, tran_seq, seq, rec, now) ->
 def _append_rejects(wh: Warehouse, rejects: list[dict], now: datetime) -> None:
     cols = [c.split()[0] for c in REJECTS_SCHEMA.split(", ")]
     df = wh.spark.createDataFrame(
-        [tuple({**r, "batch_id": None, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA)
-    if not wh.exists("queue_rejects"):
-        df.limit(0).writeTo(wh.table("queue_rejects")).using("iceberg").tableProperty("format-version", "2").create()
-    df.writeTo(wh.table("queue_rejects")).append()
+        [tuple({**r, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA)
+    wh.spark.sql(f"create table if not exists {wh.table('enqueue_rejects')} ({REJECTS_SCHEMA}) "
+                 f"using iceberg tblproperties ('format-version' = '2')")
+    df.writeTo(wh.table("enqueue_rejects")).append()

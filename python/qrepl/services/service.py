@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import re
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -24,6 +26,9 @@ from ..core.model import (
 )
 
 Echo = Callable[[str], None]
+
+# a conflict_reviews row that removes its conflict from the lists (macro qrepl_remove_conflicts)
+REMOVED = "removed"
 
 
 def default_schema() -> str:
@@ -323,7 +328,7 @@ def list_conflicts(schema: str | None = None, article: str | None = None, subscr
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
         return []
-    df = wh.spark.table(wh.table("conflicts"))
+    df = _listed_conflicts(wh)
     for column, value in (("article", article), ("subscriber", subscriber), ("conflict_type", conflict_type),
                           ("conflict_id", conflict_id), ("publication", publication)):
         if value is not None:
@@ -354,7 +359,7 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     snapshot = wh.current_snapshot("conflicts") if wh.exists("conflicts") else None
     if snapshot is None:
         return write_viewer([], [], out_dir, title, immediate)
-    df = wh.spark.read.option("snapshot-id", snapshot).table(wh.table("conflicts"))
+    df = _listed_conflicts(wh, snapshot)
     order = [F.col(f).desc() if descending else F.col(f).asc() for f, descending in VIEWER_ORDER]
     groups = [r.asDict() for r in df.groupBy(*GROUP_FIELDS).count().orderBy(*order[:-1]).collect()]
     reviews = _conflict_reviews(wh)
@@ -376,8 +381,9 @@ def _conflict_reviews(wh) -> dict[str, dict]:
     macros/conflicts/qrepl_resolve_conflict.sql): keep, outcome, resolved_by, resolved_at."""
     if not wh.exists("conflict_reviews"):
         return {}
+    reviews = wh.spark.table(wh.table("conflict_reviews"))
     return {r["conflict_id"]: {k: r[k] for k in ("keep", "outcome", "resolved_by", "resolved_at", "written_version")}
-            for r in wh.spark.table(wh.table("conflict_reviews")).collect()}
+            for r in reviews.where(reviews.outcome != REMOVED).collect()}
 
 
 def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_by: str | None = None) -> dict:
@@ -387,36 +393,43 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     from ..storage.dbt_runner import dbt_invoke
 
     wh = warehouse(schema)
-    import getpass
-
     user = resolved_by or os.environ.get("USER") or getpass.getuser()
     dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
                 json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
     return _conflict_reviews(wh)[conflict_id]
 
 
-def remove_conflicts(schema: str | None, conflict_ids: list[str]) -> tuple[int, dict[int, int]]:
-    """Delete reviewed conflicts by id (ids travel in a DataFrame, not in SQL text). Returns
-    the number removed and, per batch, the conflicts kept because their batch is unfinished (a
-    failed run wrote them; the next run finishes that batch and writes its conflicts only if
-    none are there, so removing them all now would bring them back)."""
+def remove_conflicts(schema: str | None, conflict_ids: list[str], removed_by: str | None = None) -> int:
+    """Remove reviewed conflicts from the lists: the dbt macro qrepl_remove_conflicts records
+    one conflict_reviews row per conflict (outcome removed), the same as `dbt run-operation`.
+    The conflicts mart itself is written only by dbt's model. Returns how many were removed
+    now (not those removed before, nor ids no conflict has)."""
+    from ..storage.dbt_runner import dbt_invoke
+
     wh = warehouse(schema)
-    if not wh.exists("conflicts"):
-        return 0, {}
-    ids = wh.spark.createDataFrame([(i,) for i in conflict_ids], "conflict_id STRING")
-    ids.createOrReplaceTempView("qrepl_conflicts_to_remove")
-    chosen = wh.spark.table(wh.table("conflicts")).join(ids, "conflict_id", "left_semi")
-    if not wh.exists("queue_reader_history"):  # no batch finished yet
-        return 0, {r["batch_id"]: r["count"] for r in chosen.groupBy("batch_id").count().collect()}
-    finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")  # as unapplied_queue reads it
-    kept = {r["batch_id"]: r["count"] for r in chosen.join(finished, "batch_id", "left_anti")
-            .groupBy("batch_id").count().collect()}
-    removed = chosen.join(finished, "batch_id", "left_semi").count()
-    if removed:
-        wh.spark.sql(f"delete from {wh.table('conflicts')} "
-                     f"where conflict_id in (select conflict_id from qrepl_conflicts_to_remove) "
-                     f"and batch_id in (select batch_id from {wh.table('queue_reader_history')})")
-    return removed, kept
+    for conflict_id in conflict_ids:
+        if not re.fullmatch(r"[0-9a-f]{32}", conflict_id):
+            raise ConfigError(f"a conflict id is the 32 hex digits `qrepl conflicts` shows, got {conflict_id[:40]!r}")
+    before = _removed_conflicts(wh).count()
+    user = removed_by or os.environ.get("USER") or getpass.getuser()
+    dbt_invoke(["run-operation", "qrepl_remove_conflicts", "--args",
+                json.dumps({"conflict_ids": list(conflict_ids), "removed_by": user})], wh.schema)
+    return _removed_conflicts(wh).count() - before
+
+
+def _removed_conflicts(wh):
+    """The ids of the conflicts removed from the lists (conflict_reviews, outcome removed), as a
+    one-column DataFrame, or an empty one."""
+    if not wh.exists("conflict_reviews"):
+        return wh.spark.createDataFrame([], "conflict_id STRING")
+    reviews = wh.spark.table(wh.table("conflict_reviews"))
+    return reviews.where(reviews.outcome == REMOVED).select("conflict_id").distinct()
+
+
+def _listed_conflicts(wh, snapshot: int | None = None):
+    """The conflicts mart without the conflicts removed from the lists."""
+    reader = wh.spark.read.option("snapshot-id", snapshot) if snapshot is not None else wh.spark.read
+    return reader.table(wh.table("conflicts")).join(_removed_conflicts(wh), "conflict_id", "left_anti")
 
 
 def _immediate_stats(wh) -> dict[str, dict[str, Any]]:
@@ -452,7 +465,7 @@ def status(schema: str | None) -> dict[str, Any]:
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
     conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
-        for r in spark.table(wh.table("conflicts")).groupBy("subscriber", "article").count().collect():
+        for r in _listed_conflicts(wh).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
     immediate = _immediate_stats(wh)
     subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),

@@ -13,6 +13,8 @@ from ..core.model import Article, canonical_key, check_identifier, typed_row
 from .warehouse import Warehouse, readable
 
 DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
+# a compensating command delivered to its subscriber (compensating_commands: batch_id, seq)
+COMPENSATION_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT, seq INT, delivered_at TIMESTAMP"
 Progress = Callable[[str], None]
 
 
@@ -155,25 +157,54 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
 
 def pending_compensations(wh: Warehouse, subscriber: str):
     """The subscriber's undelivered compensating commands, read once (a small DataFrame of
-    collected rows): exactly these are delivered and then stamped, so a command a concurrent
-    run appends meanwhile stays pending for the next delivery."""
+    collected rows): exactly these are delivered and then recorded, so a command a concurrent
+    run appends meanwhile stays pending for the next delivery. Delivered means a row of
+    `compensation_deliveries`, which only this module writes (the mart `compensating_commands`
+    is dbt's alone); a store from before that table marked deliveries in the mart's own
+    `delivered_at` column, and those marks still count."""
     schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
     if not wh.exists("compensating_commands"):
         return wh.spark.createDataFrame([], schema)
     comp = wh.spark.table(wh.table("compensating_commands"))
-    rows = comp.where((comp.subscriber == subscriber) & comp.delivered_at.isNull()) \
-        .select("subscriber", "batch_id", "seq", "article", "row_key").collect()
+    comp = comp.where(comp.subscriber == subscriber)
+    if "delivered_at" in comp.columns:
+        comp = comp.where(comp.delivered_at.isNull())
+    if wh.exists("compensation_deliveries"):
+        done = wh.spark.table(wh.table("compensation_deliveries"))
+        comp = comp.join(done.where(done.subscriber == subscriber).select("batch_id", "seq"), ["batch_id", "seq"],
+                         "left_anti")
+    rows = comp.select("subscriber", "batch_id", "seq", "article", "row_key").collect()
     return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
 
 
 def mark_compensations_delivered(wh: Warehouse, pending) -> None:
-    """Stamp exactly the given compensating commands delivered (keys travel in a DataFrame)."""
+    """Record exactly the given compensating commands delivered: one row each in
+    `compensation_deliveries` (keys travel in a DataFrame). A rerun after a crash records
+    only those not yet recorded."""
     if pending.isEmpty():
         return
+    wh.spark.sql(f"create table if not exists {wh.table('compensation_deliveries')} "
+                 f"({COMPENSATION_DELIVERIES_SCHEMA}) using iceberg tblproperties ('format-version' = '2')")
     pending.createOrReplaceTempView("qrepl_compensated")
-    wh.spark.sql(f"merge into {wh.table('compensating_commands')} t using qrepl_compensated s "
+    wh.spark.sql(f"merge into {wh.table('compensation_deliveries')} t using qrepl_compensated s "
                  f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
-                 f"when matched and t.delivered_at is null then update set t.delivered_at = current_timestamp()")
+                 f"when not matched then insert (subscriber, batch_id, seq, delivered_at) "
+                 f"values (s.subscriber, s.batch_id, s.seq, current_timestamp())")
+
+
+def compensation_delivery_times(wh: Warehouse) -> dict[tuple[str, int, int], Any]:
+    """When each delivered compensating command was delivered, by (subscriber, batch_id, seq):
+    `compensation_deliveries`, and an older store's marks in the mart's `delivered_at`."""
+    times: dict[tuple[str, int, int], Any] = {}
+    if wh.exists("compensating_commands"):
+        comp = wh.spark.table(wh.table("compensating_commands"))
+        if "delivered_at" in comp.columns:
+            times.update({(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
+                          for r in comp.where(comp.delivered_at.isNotNull()).collect()})
+    if wh.exists("compensation_deliveries"):
+        times.update({(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
+                      for r in wh.spark.table(wh.table("compensation_deliveries")).collect()})
+    return times
 
 
 # How Iceberg says a write lost to a concurrent commit, before anything of it was committed:

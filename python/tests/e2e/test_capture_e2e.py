@@ -190,8 +190,19 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     assert missing.exit_code == 1 and "no conflict nope" in missing.output
 
     removed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
+    assert removed.exit_code == 0, (removed.output, repr(removed.exception))
     assert removed.output.strip() == "removed 1 conflict(s)"
     assert cli.invoke(main, ["conflicts", "--schema", SCHEMA]).output.startswith("0 conflict")
+    # a removal is a review row; the conflicts mart, written only by dbt, keeps the conflict
+    wh = captured_and_run[0]
+    assert [c["conflict_id"] for c in wh.rows_of("conflicts") if c["conflict_id"] == conflict_id] == [conflict_id]
+    assert [(r["outcome"], r["resolved_by"] is not None) for r in wh.rows_of("conflict_reviews")
+            if r["conflict_id"] == conflict_id] == [("removed", True)]
+    again = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
+    assert again.output.splitlines() == ["removed 0 conflict(s)",
+                                         "1 id(s) not removed now: removed before, or no such conflict"]
+    refused = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--resolve", conflict_id, "--keep", "subscriber"])
+    assert refused.exit_code != 0 and "was removed from the lists" in refused.output
 
 
 def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):

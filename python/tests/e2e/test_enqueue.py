@@ -1,5 +1,5 @@
 """`qrepl enqueue FILE --subscriber S`: good records proceed, bad ones are reported with their
-line number and land in queue_rejects with a reason, the subscriber comes from the subscription."""
+line number and land in enqueue_rejects with a reason, the subscriber comes from the subscription."""
 
 from __future__ import annotations
 
@@ -54,14 +54,15 @@ def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
     queued = wh.rows_of("replication_queue")
     assert {(q["tran_id"], q["subscriber"], q["op"]) for q in queued} == {
         ("t1", "north", "U"), ("t1", "north", "I"), ("t3", "north", "I")}
-    reasons = sorted(r["reason"] for r in wh.rows_of("queue_rejects"))
+    reasons = sorted(r["reason"] for r in wh.rows_of("enqueue_rejects"))
     assert reasons == ["changes.csv:line 3: missing key", "changes.jsonl:line 3: unknown article 'nope'",
                        "changes.jsonl:line 4: malformed JSON (Expecting property name enclosed in double quotes)"]
 
     history = run_reader(SCHEMA, echo=lambda _: None)
     assert (history["transactions_processed"], history["conflicts"]) == (2, 0)
     assert sorted((r["item_id"], r["qty"]) for r in wh.publisher_rows("items")) == [(1, 5), (2, 7), (9, 1)]
-    assert len(wh.rows_of("queue_rejects")) == 3  # the run appended no rejects of its own
+    assert len(wh.rows_of("enqueue_rejects")) == 3
+    assert wh.rows_of("queue_rejects") == []  # the run quarantined nothing of its own
 
 
 def test_enqueue_unknown_subscriber_is_one_line_error(spark, tmp_path):

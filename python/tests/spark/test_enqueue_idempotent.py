@@ -47,16 +47,17 @@ def test_same_file_twice_is_a_no_op_reported_as_such(wh, tmp_path):
                {"tran_id": "t3", "article": "nope", "op": "I", "row": {"item_id": 3}})
     first = _enqueue(f)
     assert first.exit_code == 0, first.output
-    queued, rejects = wh.rows_of("replication_queue"), wh.rows_of("queue_rejects")
+    queued, rejects = wh.rows_of("replication_queue"), wh.rows_of("enqueue_rejects")
     second = _enqueue(f)
     assert second.exit_code == 0, second.output
     assert "2 transaction(s) already queued, skipped" in second.stdout
     assert "enqueued 0 transactions (0 commands)" in second.stdout
     assert len(wh.rows_of("replication_queue")) == len(queued) == 2
-    assert len(wh.rows_of("queue_rejects")) == len(rejects) == 1
+    assert len(wh.rows_of("enqueue_rejects")) == len(rejects) == 1
     history = run_reader(SCHEMA, echo=lambda _: None)
     assert (history["transactions_processed"], history["conflicts"]) == (2, 0)
-    assert wh.rows_of("queue_rejects") == rejects  # the reader quarantined nothing: no doubled commands
+    assert wh.rows_of("enqueue_rejects") == rejects
+    assert wh.rows_of("queue_rejects") == []  # the reader quarantined nothing: no doubled commands
     assert sorted((r["item_id"], r["qty"]) for r in wh.publisher_rows("items")) == [(1, 5), (2, 7)]
 
 
@@ -67,7 +68,7 @@ def test_reused_tran_id_with_other_commands_is_rejected_with_a_reason(wh, tmp_pa
                              {"tran_id": "t1", "article": "items", "op": "I", "row": {"item_id": 2, "qty": 8}}))
     assert result.exit_code == 0, result.output
     assert "b.jsonl:line 1: tran_id t1 is already queued with different commands" in result.stderr
-    assert [r["reason"] for r in wh.rows_of("queue_rejects")] == [
+    assert [r["reason"] for r in wh.rows_of("enqueue_rejects")] == [
         "b.jsonl:line 1: tran_id t1 is already queued with different commands"]
     assert [json.loads(r["new_row"])["qty"] for r in wh.rows_of("replication_queue")] == [7]
 

@@ -26,7 +26,7 @@ import pytest
 from qrepl.storage import faults
 from qrepl.storage.dbt_runner import DbtError
 from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play, queue_rows_for
-from qrepl.services.service import remove_conflicts
+from qrepl.services.service import list_conflicts, remove_conflicts
 
 pytestmark = pytest.mark.spark
 
@@ -48,8 +48,8 @@ EVENTS = {
          "new_version": "33000000-0000-4000-8000-000000000003"}]}]}, "model.qrepl.int_batch_commands"),
     "drop_subscription": ({"drop_subscription": {"subscriber": "s3"}}, "model.qrepl.int_batch_subscriptions"),
     "reinitialize": ({"reinitialize": {"subscriber": "s2"}}, "model.qrepl.int_batch_subscriptions"),
-    # the user removes every conflict listed: those of the unfinished batch are kept (removing
-    # them all would make the finishing run write them again), so the result is the reference's
+    # the user removes every conflict listed, those of the unfinished batch too: a removal is a
+    # review (conflict_reviews), so the finishing run neither writes them again nor loses them
     "remove_conflicts": ({"remove_conflicts": {}}, None),
 }
 POLICY_OF_EVENT = {"reinitialize": "publisher_wins_reinit"}
@@ -115,7 +115,7 @@ class InterruptedRun(SparkBackend):
                 self.reinitialize(body["subscriber"])
             elif kind == "remove_conflicts":
                 listed = [c["conflict_id"] for c in self.wh.rows_of("conflicts")] if self.wh.exists("conflicts") else []
-                self.removed = remove_conflicts(SCHEMA, listed)
+                self.removed = (listed, remove_conflicts(SCHEMA, listed) if listed else 0)
         if len(self.wh.rows_of("queue_reader_history")) == batches_before:
             super().run(batch_time + timedelta(0))  # the next ordinary run finishes the batch
 
@@ -200,7 +200,8 @@ def test_a_failed_run_is_finished_by_the_next_one(spark, event, part):
             f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or " \
             f"subscriptions changed"
         _check_converged(spark, backend, event)
-        if event == "remove_conflicts":  # nothing removed, and the user was told why
-            removed, kept = backend.removed
-            assert removed == 0 and list(kept) == [CRASHED_RUN] and kept[CRASHED_RUN] > 0, backend.removed
+        if event == "remove_conflicts":  # each conflict listed then is removed, and stays out of the lists
+            listed, removed = backend.removed
+            assert removed == len(set(listed)), backend.removed
+            assert not {c["conflict_id"] for c in list_conflicts(SCHEMA)} & set(listed)
         print(f"run failed at write {k}/{len(labels)} ({labels[k - 1]}), event {event}: converged", flush=True)
