@@ -33,10 +33,10 @@ from ..storage.replica import (
     table_at,
 )
 from ..storage.dbt_runner import stamp_publisher
+from ..storage.tables import CONFLICT_DELIVERIES_SCHEMA
 from ..storage.warehouse import JSON_OPTIONS, Warehouse
 from .service import warehouse
 
-CONFLICT_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT"
 
 
 def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
@@ -164,8 +164,7 @@ def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     spark = wh.spark
     if not wh.exists("conflicts"):
         return 0
-    if not wh.exists("conflict_deliveries"):
-        spark.sql(f"create table {wh.table('conflict_deliveries')} ({CONFLICT_DELIVERIES_SCHEMA}) using iceberg")
+    wh.create_own("conflict_deliveries")
     marks = spark.table(wh.table("conflict_deliveries"))
     since = marks.where(marks.subscriber == subscriber).agg({"batch_id": "max"}).first()[0] or 0
     all_conflicts = spark.table(wh.table("conflicts"))

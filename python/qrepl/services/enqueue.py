@@ -29,6 +29,7 @@ from ..core.model import (
     queued_value_ok,
 )
 from ..storage.identity_ranges import owned_ranges
+from ..storage.tables import ENQUEUE_REJECTS_SCHEMA
 from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
 from .service import warehouse
 
@@ -37,14 +38,7 @@ from .service import warehouse
 CONTENT_FIELDS = ("command_seq", "article", "op", "row_key", "old_version", "new_version", "new_row")
 _DERIVED_VERSIONS = uuid.UUID("5b7d3f0e-4c1a-4e8b-9a52-2d6f0c1e7a90")
 
-# enqueue_rejects: the records `qrepl enqueue` refused, in the queue's columns with the reason.
-# Only this module writes it; the reader's own quarantine is the dbt mart queue_rejects (a store
-# from before enqueue_rejects holds earlier refusals there, with a null batch_id)
-REJECTS_SCHEMA = (
-    "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, article STRING, "
-    "op STRING, row_key STRING, old_version STRING, new_version STRING, new_row STRING, old_row STRING, "
-    "enqueued_at TIMESTAMP, reason STRING, rejected_at TIMESTAMP"
-)
+REJECTS_SCHEMA = ENQUEUE_REJECTS_SCHEMA  # enqueue_rejects (qrepl.storage.tables)
 
 
 @dataclass
@@ -292,6 +286,5 @@ def _append_rejects(wh: Warehouse, rejects: list[dict], now: datetime) -> None:
     cols = [c.split()[0] for c in REJECTS_SCHEMA.split(", ")]
     df = wh.spark.createDataFrame(
         [tuple({**r, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA)
-    wh.spark.sql(f"create table if not exists {wh.table('enqueue_rejects')} ({REJECTS_SCHEMA}) "
-                 f"using iceberg tblproperties ('format-version' = '2')")
+    wh.create_own("enqueue_rejects")
     df.writeTo(wh.table("enqueue_rejects")).append()

@@ -227,13 +227,13 @@ def _record_outcome(wh: Warehouse, subscriber: str, tran_id: str, outcome: str, 
     """One immediate_transactions row; for a rejection, its conflicting rows in immediate_rejections."""
     if mismatches:
         if not wh.exists("immediate_rejections"):
-            wh._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
+            wh.create_own("immediate_rejections")
         columns = [c.split()[0] for c in IMMEDIATE_REJECTIONS_SCHEMA.split(", ")]
         images = ("publisher_row", "subscriber_row")
         wh.spark.createDataFrame(
             [tuple((dumps(m[c]) if m[c] is not None else None) if c in images else m[c] for c in columns)
              for m in mismatches], IMMEDIATE_REJECTIONS_SCHEMA).writeTo(wh.table("immediate_rejections")).append()
     if not wh.exists("immediate_transactions"):
-        wh._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
+        wh.create_own("immediate_transactions")
     wh.spark.createDataFrame([(subscriber, tran_id, outcome, rows, at)], IMMEDIATE_TRANSACTIONS_SCHEMA) \
         .writeTo(wh.table("immediate_transactions")).append()

@@ -21,10 +21,11 @@ from datetime import datetime, timezone
 from ..core.model import Article, ConfigError, next_identity, next_range, range_refusal
 from .faults import point_comment
 from .replica import retry_on_commit_conflict
+from .tables import IDENTITY_RANGES_SCHEMA
 from .warehouse import Warehouse
 
 TABLE = "identity_ranges"
-SCHEMA = "article STRING, owner STRING, range_start BIGINT, range_end BIGINT, assigned_at TIMESTAMP"
+SCHEMA = IDENTITY_RANGES_SCHEMA
 MARK = "*"
 ATTEMPTS = 10
 
@@ -64,7 +65,7 @@ def assign_range(wh: Warehouse, owner: str, article: Article) -> tuple[int, int]
     if not article.identity:
         raise ConfigError(f"article {article.name} has no identity column")
     if not wh.exists(TABLE):
-        wh._create(TABLE, SCHEMA)
+        wh.create_own(TABLE)
     highest = highest_value(wh, wh.article_table(article), article)
     for _ in range(ATTEMPTS):
         marks = [r for r in _rows(wh, article.name) if r.owner == MARK]

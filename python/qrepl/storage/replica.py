@@ -10,11 +10,9 @@ import time
 from typing import Any, Callable
 
 from ..core.model import Article, canonical_key, check_identifier, typed_row
+from .tables import DELIVERIES_SCHEMA
 from .warehouse import Warehouse, readable
 
-DELIVERIES_SCHEMA = "subscriber STRING, article STRING, snapshot_id BIGINT"
-# a compensating command delivered to its subscriber (compensating_commands: batch_id, seq)
-COMPENSATION_DELIVERIES_SCHEMA = "subscriber STRING, batch_id BIGINT, seq INT, delivered_at TIMESTAMP"
 Progress = Callable[[str], None]
 
 
@@ -83,7 +81,7 @@ def table_at(wh: Warehouse, article: Article, snapshot_id: int | None):
 
 def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
     if not wh.exists("subscription_deliveries"):
-        wh.spark.sql(f"create table {wh.table('subscription_deliveries')} ({DELIVERIES_SCHEMA}) using iceberg")
+        wh.create_own("subscription_deliveries")
     return {(r.subscriber, r.article): r.snapshot_id
             for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
 
@@ -123,7 +121,7 @@ def pin_snapshots(wh: Warehouse, subscriber: str, articles: list[Article]) -> No
     one that does not see it read the table's newest snapshot before the pin, so it expires
     nothing as new as the snapshot read (maintenance.maintain)."""
     if not wh.exists("snapshot_pins"):
-        wh.spark.sql(f"create table if not exists {wh.table('snapshot_pins')} ({DELIVERIES_SCHEMA}) using iceberg")
+        wh.create_own("snapshot_pins")
     _merge_snapshots(wh, "snapshot_pins", subscriber, {a.name: wh.article_snapshot(a) for a in articles})
 
 
@@ -183,8 +181,7 @@ def mark_compensations_delivered(wh: Warehouse, pending) -> None:
     only those not yet recorded."""
     if pending.isEmpty():
         return
-    wh.spark.sql(f"create table if not exists {wh.table('compensation_deliveries')} "
-                 f"({COMPENSATION_DELIVERIES_SCHEMA}) using iceberg tblproperties ('format-version' = '2')")
+    wh.create_own("compensation_deliveries")
     pending.createOrReplaceTempView("qrepl_compensated")
     wh.spark.sql(f"merge into {wh.table('compensation_deliveries')} t using qrepl_compensated s "
                  f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "

@@ -14,6 +14,17 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .faults import point_comment
+from .tables import (  # noqa: F401  (the Python tables' DDL, re-exported for the modules that write them)
+    ARTICLES_SCHEMA,
+    IMMEDIATE_REJECTIONS_SCHEMA,
+    IMMEDIATE_TRANSACTIONS_SCHEMA,
+    PUBLICATION_SCHEMA,
+    PYTHON_TABLES,
+    QUEUE_SCHEMA,
+    SUBSCRIPTION_TOMBSTONES_SCHEMA,
+    SUBSCRIPTIONS_SCHEMA,
+    columns,
+)
 from ..core.model import (
     Article,
     ConfigError,
@@ -33,34 +44,10 @@ ICEBERG_PROPS = (
     "'write.parquet.compression-level'='1'"
 )
 
-QUEUE_SCHEMA = (
-    "subscriber STRING, generation INT, tran_id STRING, tran_seq BIGINT, command_seq INT, "
-    "article STRING, op STRING, row_key STRING, old_version STRING, new_version STRING, "
-    "new_row STRING, old_row STRING, enqueued_at TIMESTAMP"
-)
-QUEUE_COLUMNS = [c.split()[0] for c in QUEUE_SCHEMA.split(", ")]
-SUBSCRIPTIONS_SCHEMA = (
-    "subscriber STRING, publication STRING, status STRING, generation INT, "
-    "reinit_requested_at TIMESTAMP, reinit_reason STRING, update_mode STRING, current_mode STRING"
-)
+
+QUEUE_COLUMNS = columns(QUEUE_SCHEMA)
 # added after the first release: a store created before gets them on first use (null = queued)
 SUBSCRIPTION_MODE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING"}
-# immediate updating (docs/update-modes.md): one row per immediate transaction decided at the
-# publisher, and one row per conflicting row of a rejected one
-# A dropped subscription's last generation (its tombstone): adding the subscriber again starts
-# one above it, so the dropped incarnation's queued transactions are stale and never applied.
-SUBSCRIPTION_TOMBSTONES_SCHEMA = "subscriber STRING, generation INT, dropped_at TIMESTAMP"
-IMMEDIATE_TRANSACTIONS_SCHEMA = "subscriber STRING, tran_id STRING, outcome STRING, rows INT, decided_at TIMESTAMP"
-IMMEDIATE_REJECTIONS_SCHEMA = (
-    "subscriber STRING, tran_id STRING, article STRING, row_key STRING, command_seq INT, conflict_type STRING, "
-    "reason_text STRING, publisher_row STRING, subscriber_row STRING, publisher_version STRING, "
-    "old_version STRING, new_version STRING, rejected_at TIMESTAMP"
-)
-PUBLICATION_SCHEMA = "publication STRING, policy STRING, conflict_retention_days INT, centralized_conflicts BOOLEAN"
-ARTICLES_SCHEMA = (
-    "article STRING, ordinal INT, key_columns ARRAY<STRING>, column_names ARRAY<STRING>, column_types ARRAY<STRING>, "
-    "table_name STRING, identity_column STRING, identity_range BIGINT, stamped_column STRING"
-)
 # added after the first release: a store created before gets them on first use (null = the
 # default table, no identity, no stamped column; docs/spec.md §3)
 ARTICLE_LATE_COLUMNS = {"table_name": "STRING", "identity_column": "STRING", "identity_range": "BIGINT",
@@ -150,6 +137,10 @@ class Warehouse:
     def _create(self, name: str, ddl: str) -> None:
         self.spark.sql(f"create table if not exists {self.table(name)} ({ddl}) using iceberg tblproperties ({ICEBERG_PROPS})")
 
+    def create_own(self, name: str) -> None:
+        """Create, if missing, one of the Python layer's own tables (qrepl.storage.tables)."""
+        self._create(name, PYTHON_TABLES[name])
+
     def _temp_view(self, rows: list[dict], ddl: str) -> str:
         name = f"qrepl_values_{next(_view_ids)}"
         self.spark.createDataFrame(rows, ddl).createOrReplaceTempView(name)
@@ -158,13 +149,13 @@ class Warehouse:
     # -- setup ------------------------------------------------------------------------------
     def ensure_base_tables(self) -> None:
         self.spark.sql(f"create database if not exists {self.schema}")
-        self._create("replication_queue", QUEUE_SCHEMA)
-        self._create("subscriptions", SUBSCRIPTIONS_SCHEMA)
-        self._create("qrepl_publication", PUBLICATION_SCHEMA)
-        self._create("qrepl_articles", ARTICLES_SCHEMA)
+        self.create_own("replication_queue")
+        self.create_own("subscriptions")
+        self.create_own("qrepl_publication")
+        self.create_own("qrepl_articles")
         self.ensure_article_columns()
-        self._create("immediate_transactions", IMMEDIATE_TRANSACTIONS_SCHEMA)
-        self._create("immediate_rejections", IMMEDIATE_REJECTIONS_SCHEMA)
+        self.create_own("immediate_transactions")
+        self.create_own("immediate_rejections")
         self.ensure_subscription_columns()
 
     def ensure_article_columns(self) -> None:
@@ -422,7 +413,7 @@ class Warehouse:
         sub = self.subscription(subscriber)
         if not sub:
             raise ConfigError(f"no subscription for subscriber {subscriber}")
-        self._create("subscription_tombstones", SUBSCRIPTION_TOMBSTONES_SCHEMA)
+        self.create_own("subscription_tombstones")
         self.spark.createDataFrame([(subscriber, sub["generation"], datetime.utcnow())], SUBSCRIPTION_TOMBSTONES_SCHEMA) \
             .writeTo(self.table("subscription_tombstones")).append()
         view = self._temp_view([{"subscriber": subscriber}], "subscriber STRING")
