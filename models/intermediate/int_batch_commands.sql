@@ -20,9 +20,9 @@
    finished after a crash resolves against what the batch first saw. */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
-{#- a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
+/* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
     earlier batch took a queued row only if it took that very content; a row with the
-    identity of a taken command but other content is new, and quarantined -#}
+    identity of a taken command but other content is new, and quarantined */
 {%- set identity_columns = ['subscriber', 'tran_id', 'command_seq', 'enqueued_at'] -%}
 {%- set content_columns = [
     'subscriber', 'generation', 'tran_id', 'tran_seq', 'command_seq', 'article', 'op', 'row_key',

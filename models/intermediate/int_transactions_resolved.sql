@@ -34,20 +34,20 @@
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
-{#- passes after the first. A pass settles every transaction whose earlier candidates on all
+/* passes after the first. A pass settles every transaction whose earlier candidates on all
     its rows were settled by the pass before, so each pass reaches one link further along
     chains of dependent transactions; what is left is folded. Each pass costs two windows
-    over the candidates (by row, by transaction). -#}
-{#- a batch without a shared row needs pass 0 alone (the uncoupled fast path); a coupled batch
+    over the candidates (by row, by transaction). */
+/* a batch without a shared row needs pass 0 alone (the uncoupled fast path); a coupled batch
     with few candidates that follow another on their row (macro qrepl_fold_alone_limit) is
-    folded after pass 0: the fold of that remainder costs less than two more passes -#}
+    folded after pass 0: the fold of that remainder costs less than two more passes */
 {%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
 {%- set passes = qrepl_resolution_passes() -%}
-{#- transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
-    finished ones (about n * chunk + n * n / chunk element copies for n folded rows) -#}
+/* transactions per chunk of the fold: a step copies its chunk's store, a chunk copies the
+    finished ones (about n * chunk + n * n / chunk element copies for n folded rows) */
 {%- set chunk = 512 -%}
 {%- set stored = 'struct<tran_pos: int, state: binary, applied: boolean>' -%}
-{#- the columns every pass carries on -#}
+/* the columns every pass carries on */
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
     'has_own_write_conflict', 'produced_state', 'root_state'] %}
 
@@ -104,7 +104,7 @@ candidates as (
         select
             {{ carried | join(', ') }},
             {% if not coupled -%}
-                {#- each candidate is the only one on its row: it meets the row as cut #}
+                /* each candidate is the only one on its row: it meets the row as cut */
                 root_state as state_met,
                 true as state_known
             {%- elif k == 0 -%}
@@ -125,8 +125,8 @@ candidates as (
 
     decided_{{ k }} as (
 
-        {#- applied: every row matches; under reinit, and no earlier transaction of the
-            subscriber is rejected (the first rejected one cuts it) #}
+        /* applied: every row matches; under reinit, and no earlier transaction of the
+            subscriber is rejected (the first rejected one cuts it) */
         select
             {{ carried | join(', ') }},
             {%- if reinit %}
