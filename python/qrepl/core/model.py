@@ -131,6 +131,27 @@ RESERVED_COLUMNS = frozenset({
 })
 
 
+# The tables qrepl itself keeps in the publisher's schema: the Python layer's
+# (qrepl.storage.tables), the dbt project's models, and those its macros make. An article may
+# not be one of them (by its name, or a `table:` in that schema): publishing `subscriptions`
+# would hand the queue reader's own state to subscribers. unit/test_article_table.py holds
+# this list equal to the tables qrepl really makes.
+QREPL_TABLES = frozenset({
+    # Python layer (storage/tables.py)
+    "replication_queue", "subscriptions", "subscription_tombstones", "qrepl_publication", "qrepl_articles",
+    "immediate_transactions", "immediate_rejections", "identity_ranges", "subscription_deliveries",
+    "snapshot_pins", "compensation_deliveries", "conflict_deliveries", "enqueue_rejects",
+    # made by macros
+    "publisher_stamps", "conflict_reviews", "qrepl_run_lock",
+    # dbt models
+    "stg_publication", "stg_replication_queue", "stg_subscriptions", "int_batch_subscriptions",
+    "int_batch_commands", "int_batch_transactions", "int_queued_commands_sequenced", "int_transaction_rows",
+    "int_transactions_resolved", "int_queued_commands_judged", "transaction_outcomes", "publisher_changes",
+    "conflicts", "compensating_commands", "reinit_requests", "queue_rejects", "batch_applied",
+    "queue_reader_history",
+})
+
+
 class ConfigError(ValueError):
     """Bad publication configuration or bad user input: shown to the user as one line."""
 
@@ -364,6 +385,9 @@ def publication_from_dict(data: Any) -> Publication:
         if not isinstance(raw, dict):
             raise ConfigError("each article must be a mapping with name, key and columns")
         aname = check_identifier(raw.get("name"), "article")
+        if aname.lower() in QREPL_TABLES and not raw.get("table"):
+            raise ConfigError(f"article {aname}: {aname} is a table qrepl keeps in the publisher's schema; "
+                              f"name the article otherwise, or give its table with `table:`")
         if aname.lower() in seen:
             raise ConfigError(f"article {aname} is declared twice")
         seen.add(aname.lower())
@@ -410,7 +434,25 @@ def check_article_table(table: Any, article: str) -> str | None:
     if not 1 <= len(parts) <= 2 or not all(isinstance(p, str) and IDENTIFIER.fullmatch(p) for p in parts):
         raise ConfigError(f"article {article}: invalid table {table!r}: must be SCHEMA.TABLE or TABLE, each "
                           f"matching ^[A-Za-z_][A-Za-z0-9_]*$")
+    if len(parts) == 1 and parts[0].lower() in QREPL_TABLES:
+        raise ConfigError(f"article {article}: table {table} is a table qrepl keeps in the publisher's schema; "
+                          f"publish a table of your own")
     return table
+
+
+def qrepl_table_refusal(article: str, table: str, schema: str) -> str | None:
+    """Why an article's `schema.table` may not be published from the publisher schema
+    `schema`: it is one of qrepl's own tables there, or a table of one of its replica or
+    what-if schemas (`<schema>__<subscriber>`, `<schema>_whatif`). None when it may."""
+    where, _, name = table.rpartition(".")
+    where = (where or schema).lower()
+    own = schema.lower()
+    if where == own and name.lower() in QREPL_TABLES:
+        return f"article {article}: table {table} is a table qrepl keeps in the publisher's schema; publish a table of your own"
+    if where.startswith(own + "__") or where == own + "_whatif":
+        return (f"article {article}: table {table} is in schema {where}, which qrepl keeps for a subscriber's "
+                f"replica or what-if; publish a table of your own")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from ..core.model import (
     initial_current_mode,
     normalize_update_mode,
     publication_from_dict,
+    qrepl_table_refusal,
     typed_row,
 )
 
@@ -216,6 +217,10 @@ class Warehouse:
 
     def write_publication(self, pub: Publication) -> None:
         """Create or update the publication: config rows, and a table per article."""
+        for article in pub.articles:  # before any write: never one of qrepl's own tables
+            refusal = qrepl_table_refusal(article.name, self.article_table(article), self.schema)
+            if refusal:
+                raise ConfigError(refusal)
         self.ensure_base_tables()
         existing = self.read_publication()
         if existing and existing.policy != pub.policy and self.subscription_count() > 0:

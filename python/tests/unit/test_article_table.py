@@ -54,3 +54,46 @@ def test_a_table_read_back_is_validated_again():
     object.__setattr__(article, "table", "salesx.customers; drop table x")
     with pytest.raises(ConfigError, match="invalid table name"):
         Warehouse(None, "pubx").article_table(article)
+
+
+@pytest.mark.parametrize("article", [
+    {"name": "subscriptions"},                 # the default table would be qrepl's own
+    {"name": "a0", "table": "conflicts"},      # a bare table: in the publisher's schema
+    {"name": "a0", "table": "QUEUE_REJECTS"},  # names are case-insensitive
+])
+def test_an_article_over_a_table_qrepl_keeps_is_refused_in_one_line(article):
+    with pytest.raises(ConfigError, match="is a table qrepl keeps in the publisher's schema") as err:
+        publication_from_dict({"publication": "p", "articles": [
+            {"key": ["k"], "columns": {"k": "int", "v": "string"}, **article}]})
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("table, refused", [
+    ("pubx.replication_queue", "is a table qrepl keeps"),
+    ("pubx__north.customers", "replica or what-if"),
+    ("pubx_whatif.customers", "replica or what-if"),
+    ("salesx.conflicts", None),   # another schema's table of that name is the user's
+    ("pubx.customers", None),
+])
+def test_a_schema_table_in_the_publishers_own_schemas_is_refused_before_any_write(table, refused):
+    from qrepl.core.model import qrepl_table_refusal
+
+    (article,) = _pub(table).articles
+    found = qrepl_table_refusal(article.name, Warehouse(None, "pubx").article_table(article), "pubx")
+    assert (found is None) if refused is None else (refused in found), found
+
+
+def test_the_reserved_tables_are_the_tables_qrepl_makes():
+    """QREPL_TABLES covers the Python layer's tables, every dbt model and every table a macro names."""
+    import re
+    from pathlib import Path
+
+    from qrepl.core.model import QREPL_TABLES
+    from qrepl.storage.tables import PYTHON_TABLES
+
+    root = Path(__file__).resolve().parents[3]
+    models = {p.stem for p in (root / "models").rglob("*.sql")}
+    macro_tables = {m for p in (root / "macros").rglob("*.sql")
+                    for m in re.findall(r"qrepl_relation\('([a-z_]+)'\)", p.read_text())}
+    made = set(PYTHON_TABLES) | models | macro_tables | {"qrepl_run_lock"}
+    assert QREPL_TABLES == made
