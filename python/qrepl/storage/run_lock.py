@@ -207,6 +207,9 @@ def release(wh: Warehouse, force: bool = False) -> LockHolder | None:
             f"the run lock of schema {wh.schema} is held by a live queue reader ({holder.holder}, since "
             f"{holder.acquired_at}, {holder.lease_text()}); it is released when that run ends, or once its "
             f"lease expires if the process died; `qrepl unlock --force` removes it anyway")
+    from .spark import expire_abandoned_locks
+
+    expire_abandoned_locks(wh.spark)  # as in recover_dead_lock
     if not claim_and_drop(wh, holder):
         raise RunLocked(f"the run lock of schema {wh.schema} changed hands while it was being removed; "
                         f"run `qrepl status` to see who holds it now")
@@ -231,6 +234,11 @@ def recover_dead_lock(wh: Warehouse) -> LockHolder | None:
     holder = current_holder(wh)
     if holder is None or not holder.expired:
         return None
+    # a holder killed while its lease keeper was committing a renewal left the metastore's lock
+    # on the lock table: without this the claim below waits for it and fails, every time
+    from .spark import expire_abandoned_locks
+
+    expire_abandoned_locks(wh.spark)
     return holder if claim_and_drop(wh, holder) else None
 
 

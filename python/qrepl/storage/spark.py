@@ -83,6 +83,8 @@ def state_dir() -> Path:
 # JVM only through the owner-only spark-defaults.conf in SPARK_CONF_DIR, never through
 # SparkSession.builder: PySpark turns every builder setting into a `--conf k=v` on the
 # spark-submit command line, which `ps` shows to every user (docs/security.md).
+# a metastore table lock not heartbeaten for this long is abandoned (expire_abandoned_locks)
+METASTORE_LOCK_TIMEOUT_SECONDS = 60
 SECRET_KEYS = frozenset({"spark.hadoop.javax.jdo.option.ConnectionPassword", "spark.authenticate.secret"})
 
 
@@ -256,6 +258,12 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         **metastore_conf(state),
         "spark.hadoop.hive.metastore.schema.verification": "false",
+        # Iceberg's lock on a table in the metastore (HIVE_LOCKS), held while it commits: a live
+        # holder heartbeats it every 10 s (Iceberg's default is 4 min), so one not heartbeaten
+        # for METASTORE_LOCK_TIMEOUT_SECONDS belongs to a process that died inside a commit and
+        # expire_abandoned_locks may remove it
+        "spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms": "10000",
+        "spark.hadoop.hive.txn.timeout": f"{METASTORE_LOCK_TIMEOUT_SECONDS}s",
         # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
         # threads take CPU from the tasks (make bench, 2026-11-24, same hour: the reader 12% faster
         # at 100k and 1M changes, 8% at 1k)
@@ -405,6 +413,21 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
         if "already exists" not in str(exc).lower():
             raise
     marker.write_text("created\n")
+
+
+def expire_abandoned_locks(spark, state: Path | None = None) -> None:
+    """Remove the metastore's table locks (HIVE_LOCKS) whose holder stopped heartbeating them
+    more than METASTORE_LOCK_TIMEOUT_SECONDS ago: a process killed inside an Iceberg commit
+    leaves its lock acquired, and every later commit to that table would wait Iceberg's lock
+    timeout and fail. A standalone Hive metastore does this from a housekeeping thread; the
+    metastore qrepl embeds in each JVM (Hive 2.3.9) never does, so the lock recovery and
+    `qrepl unlock` call it (TxnHandler.performTimeOuts, on the same metastore database)."""
+    jvm = spark._jvm
+    hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    for k, v in spark_conf(state).items():
+        if k.startswith("spark.hadoop."):
+            hive_conf.set(k[len("spark.hadoop."):], v)
+    jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf).performTimeOuts()
 
 
 def _postgresql_connection(spark, url: str):
