@@ -207,9 +207,12 @@ def release(wh: Warehouse, force: bool = False) -> LockHolder | None:
             f"the run lock of schema {wh.schema} is held by a live queue reader ({holder.holder}, since "
             f"{holder.acquired_at}, {holder.lease_text()}); it is released when that run ends, or once its "
             f"lease expires if the process died; `qrepl unlock --force` removes it anyway")
-    from .spark import expire_abandoned_locks
+    from .spark import METASTORE_LOCK_TIMEOUT_SECONDS, expire_abandoned_locks
 
-    expire_abandoned_locks(wh.spark)  # as in recover_dead_lock
+    if expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE):  # as in recover_dead_lock
+        raise RunLocked(f"the metastore still holds a lock on {wh.table(LOCK_TABLE)}: a process committing to it, or "
+                        f"one that died inside that commit, whose lock is removed {METASTORE_LOCK_TIMEOUT_SECONDS} s "
+                        f"after its last heartbeat; try again then")
     if not claim_and_drop(wh, holder):
         raise RunLocked(f"the run lock of schema {wh.schema} changed hands while it was being removed; "
                         f"run `qrepl status` to see who holds it now")
@@ -235,10 +238,12 @@ def recover_dead_lock(wh: Warehouse) -> LockHolder | None:
     if holder is None or not holder.expired:
         return None
     # a holder killed while its lease keeper was committing a renewal left the metastore's lock
-    # on the lock table: without this the claim below waits for it and fails, every time
+    # on the lock table: the claim would wait for it and fail. Until that lock is old enough to
+    # be removed (METASTORE_LOCK_TIMEOUT_SECONDS) the dead lock is not recovered yet
     from .spark import expire_abandoned_locks
 
-    expire_abandoned_locks(wh.spark)
+    if expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE):
+        return None
     return holder if claim_and_drop(wh, holder) else None
 
 

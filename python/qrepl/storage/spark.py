@@ -415,19 +415,26 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
     marker.write_text("created\n")
 
 
-def expire_abandoned_locks(spark, state: Path | None = None) -> None:
+def expire_abandoned_locks(spark, schema: str, table: str, state: Path | None = None) -> int:
     """Remove the metastore's table locks (HIVE_LOCKS) whose holder stopped heartbeating them
-    more than METASTORE_LOCK_TIMEOUT_SECONDS ago: a process killed inside an Iceberg commit
-    leaves its lock acquired, and every later commit to that table would wait Iceberg's lock
-    timeout and fail. A standalone Hive metastore does this from a housekeeping thread; the
-    metastore qrepl embeds in each JVM (Hive 2.3.9) never does, so the lock recovery and
-    `qrepl unlock` call it (TxnHandler.performTimeOuts, on the same metastore database)."""
+    more than METASTORE_LOCK_TIMEOUT_SECONDS ago, and return how many locks schema.table still
+    has. A process killed inside an Iceberg commit leaves its lock acquired, and every later
+    commit to that table waits Iceberg's lock timeout, retries, and fails (about 15 minutes).
+    A standalone Hive metastore removes such locks from a housekeeping thread; the metastore
+    qrepl embeds in each JVM (Hive 2.3.9) never does, so the lock recovery and `qrepl unlock`
+    call it (TxnHandler.performTimeOuts, on the same metastore database) and wait while a lock
+    is still held rather than commit into it."""
     jvm = spark._jvm
     hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
     for k, v in spark_conf(state).items():
         if k.startswith("spark.hadoop."):
             hive_conf.set(k[len("spark.hadoop."):], v)
-    jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf).performTimeOuts()
+    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf)
+    store.performTimeOuts()
+    request = jvm.org.apache.hadoop.hive.metastore.api.ShowLocksRequest()
+    request.setDbname(schema)
+    request.setTablename(table)
+    return len(list(store.showLocks(request).getLocks() or []))
 
 
 def _postgresql_connection(spark, url: str):
