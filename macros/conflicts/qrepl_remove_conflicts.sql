@@ -19,14 +19,9 @@
         {{ exceptions.raise_compiler_error("qrepl: conflict_ids is empty: name the conflicts `qrepl conflicts` shows") }}
     {%- endif -%}
     {%- for conflict_id in ids -%}
-        {%- if not modules.re.fullmatch('[0-9a-f]{32}', conflict_id | string) -%}
-            {{ exceptions.raise_compiler_error("qrepl: a conflict_id must be the 32 hex digits `qrepl conflicts` shows, got '" ~ (conflict_id | string)[:40] ~ "'") }}
-        {%- endif -%}
+        {%- do _qrepl_conflict_id(conflict_id, 'a conflict_id') -%}
     {%- endfor -%}
-    {%- set who = removed_by or env_var('USER', 'unknown') -%}
-    {%- if not modules.re.fullmatch('[A-Za-z0-9_.@-]{1,64}', who | string) -%}
-        {{ exceptions.raise_compiler_error("qrepl: removed_by must be a user name (letters, digits, _ . @ -), got '" ~ (who | string)[:40] ~ "'") }}
-    {%- endif -%}
+    {%- set who = _qrepl_reviewer(removed_by, 'removed_by') -%}
     {%- set conflicts = qrepl_relation('conflicts') -%}
     {%- if load_relation(conflicts) is none -%}
         {{ log("qrepl: removed 0 conflict(s): no conflict was ever logged", info=true) }}

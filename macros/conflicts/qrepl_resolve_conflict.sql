@@ -18,16 +18,11 @@
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- if not modules.re.fullmatch('[0-9a-f]{32}', conflict_id | string) -%}
-        {{ exceptions.raise_compiler_error("qrepl: conflict_id must be the 32 hex digits `qrepl conflicts` shows, got '" ~ (conflict_id | string)[:40] ~ "'") }}
-    {%- endif -%}
+    {%- do _qrepl_conflict_id(conflict_id) -%}
     {%- if keep not in ['subscriber', 'publisher'] -%}
         {{ exceptions.raise_compiler_error("qrepl: keep must be subscriber or publisher, got '" ~ (keep | string)[:40] ~ "'") }}
     {%- endif -%}
-    {%- set who = resolved_by or env_var('USER', 'unknown') -%}
-    {%- if not modules.re.fullmatch('[A-Za-z0-9_.@-]{1,64}', who | string) -%}
-        {{ exceptions.raise_compiler_error("qrepl: resolved_by must be a user name (letters, digits, _ . @ -), got '" ~ (who | string)[:40] ~ "'") }}
-    {%- endif -%}
+    {%- set who = _qrepl_reviewer(resolved_by, 'resolved_by') -%}
     {%- set conflicts = qrepl_relation('conflicts') -%}
     {%- set reviews = _qrepl_conflict_reviews() -%}
     {%- set done = run_query("select keep, outcome, resolved_by, cast(resolved_at as string) from " ~ reviews

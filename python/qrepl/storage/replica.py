@@ -153,22 +153,37 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
 
 
+def _delivered_compensations(wh: Warehouse):
+    """Every delivered compensating command (subscriber, batch_id, seq, delivered_at), the one
+    rule for "delivered": a row of `compensation_deliveries`, which only this module writes (the
+    mart `compensating_commands` is dbt's alone), or, in a store from before that table, a mark
+    in the mart's own `delivered_at` column, which still counts. None when nothing was ever
+    delivered."""
+    parts = []
+    if wh.exists("compensating_commands"):
+        comp = wh.spark.table(wh.table("compensating_commands"))
+        if "delivered_at" in comp.columns:
+            parts.append(comp.where(comp.delivered_at.isNotNull()).select("subscriber", "batch_id", "seq",
+                                                                          "delivered_at"))
+    if wh.exists("compensation_deliveries"):
+        parts.append(wh.spark.table(wh.table("compensation_deliveries"))
+                     .select("subscriber", "batch_id", "seq", "delivered_at"))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+
+
 def pending_compensations(wh: Warehouse, subscriber: str):
-    """The subscriber's undelivered compensating commands, read once (a small DataFrame of
-    collected rows): exactly these are delivered and then recorded, so a command a concurrent
-    run appends meanwhile stays pending for the next delivery. Delivered means a row of
-    `compensation_deliveries`, which only this module writes (the mart `compensating_commands`
-    is dbt's alone); a store from before that table marked deliveries in the mart's own
-    `delivered_at` column, and those marks still count."""
+    """The subscriber's undelivered compensating commands (_delivered_compensations), read once
+    (a small DataFrame of collected rows): exactly these are delivered and then recorded, so a
+    command a concurrent run appends meanwhile stays pending for the next delivery."""
     schema = "subscriber STRING, batch_id BIGINT, seq INT, article STRING, row_key STRING"
     if not wh.exists("compensating_commands"):
         return wh.spark.createDataFrame([], schema)
     comp = wh.spark.table(wh.table("compensating_commands"))
     comp = comp.where(comp.subscriber == subscriber)
-    if "delivered_at" in comp.columns:
-        comp = comp.where(comp.delivered_at.isNull())
-    if wh.exists("compensation_deliveries"):
-        done = wh.spark.table(wh.table("compensation_deliveries"))
+    done = _delivered_compensations(wh)
+    if done is not None:
         comp = comp.join(done.where(done.subscriber == subscriber).select("batch_id", "seq"), ["batch_id", "seq"],
                          "left_anti")
     rows = comp.select("subscriber", "batch_id", "seq", "article", "row_key").collect()
@@ -190,18 +205,11 @@ def mark_compensations_delivered(wh: Warehouse, pending) -> None:
 
 
 def compensation_delivery_times(wh: Warehouse) -> dict[tuple[str, int, int], Any]:
-    """When each delivered compensating command was delivered, by (subscriber, batch_id, seq):
-    `compensation_deliveries`, and an older store's marks in the mart's `delivered_at`."""
-    times: dict[tuple[str, int, int], Any] = {}
-    if wh.exists("compensating_commands"):
-        comp = wh.spark.table(wh.table("compensating_commands"))
-        if "delivered_at" in comp.columns:
-            times.update({(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
-                          for r in comp.where(comp.delivered_at.isNotNull()).collect()})
-    if wh.exists("compensation_deliveries"):
-        times.update({(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
-                      for r in wh.spark.table(wh.table("compensation_deliveries")).collect()})
-    return times
+    """When each delivered compensating command was delivered, by (subscriber, batch_id, seq)
+    (_delivered_compensations)."""
+    done = _delivered_compensations(wh)
+    return {} if done is None else {(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
+                                    for r in done.collect()}
 
 
 # How Iceberg says a write lost to a concurrent commit, before anything of it was committed:

@@ -251,6 +251,12 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
                     poll_seconds: float = 5.0) -> None:
     """Return once nobody holds the lock (recovering a dead holder's), or raise RunLocked
     naming the holder after `wait_seconds` (0: check once)."""
+    from .spark import expire_abandoned_locks
+
+    # the metastore's locks are per table and global to it: this also removes those a process
+    # killed inside a commit left on the article tables, the queue or a replica, which the
+    # run's own commits would otherwise wait on and fail (about 15 minutes each)
+    expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE)
     deadline = time.monotonic() + wait_seconds
     announced = False
     while True:

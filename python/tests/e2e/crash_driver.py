@@ -9,9 +9,9 @@ whole process group, so the Spark JVM dies with it) right after write K of its l
                                                        # update_update conflict by hand (keep subscriber)
                                                        # and dies right after that publisher write
     python crash_driver.py resolve SCENARIO SCHEMA OUT  # resolves that conflict again, twice; outputs to OUT
-    python crash_driver.py abandon-lock SCENARIO SCHEMA TABLE
-                                                       # takes the metastore's lock on SCHEMA.TABLE, as an
-                                                       # Iceberg commit does, and dies holding it
+    python crash_driver.py abandon-lock SCENARIO SCHEMA TABLE[,TABLE...]
+                                                       # takes the metastore's lock on each SCHEMA.TABLE, as
+                                                       # an Iceberg commit does, and dies holding them
 
 Every mode uses the state directory in $QREPL_STATE_DIR. The scenario's last step must be the run
 that is killed; `recover` recovers the dead run's lock once its lease expires and runs the queue reader once, on the
@@ -89,9 +89,9 @@ def _resolve(scenario, schema: str, argv: list[str]) -> int:
     return 0
 
 
-def _abandon_lock(schema: str, table: str) -> int:
-    """Take the metastore's exclusive lock on schema.table (HIVE_LOCKS, as Iceberg's
-    MetastoreLock does for a commit) and die holding it: a process killed inside a commit."""
+def _abandon_lock(schema: str, tables: list[str]) -> int:
+    """Take the metastore's exclusive lock on each schema.table (HIVE_LOCKS, as Iceberg's
+    MetastoreLock does for a commit) and die holding them: processes killed inside commits."""
     import os
     import signal
 
@@ -105,11 +105,12 @@ def _abandon_lock(schema: str, table: str) -> int:
             conf.set(k[len("spark.hadoop."):], v)
     metastore = jvm.org.apache.hadoop.hive.metastore
     client = metastore.HiveMetaStoreClient(conf)
-    component = metastore.LockComponentBuilder().setDbName(schema).setTableName(table).setExclusive().build()
-    request = metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
-    response = client.lock(request)
-    print(f"holding metastore lock {response.getLockid()} on {schema}.{table}: {response.getState().toString()}",
-          flush=True)
+    for table in tables:
+        component = metastore.LockComponentBuilder().setDbName(schema).setTableName(table).setExclusive().build()
+        request = metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
+        response = client.lock(request)
+        print(f"holding metastore lock {response.getLockid()} on {schema}.{table}: {response.getState().toString()}",
+              flush=True)
     os.killpg(0, signal.SIGKILL)
     return 0
 
@@ -117,7 +118,7 @@ def _abandon_lock(schema: str, table: str) -> int:
 def main(argv: list[str]) -> int:
     mode, scenario_path, schema = argv[:3]
     if mode == "abandon-lock":
-        return _abandon_lock(schema, argv[3])
+        return _abandon_lock(schema, argv[3].split(","))
     scenario = load_scenario(Path(scenario_path))
     if mode == "resolve":
         return _resolve(scenario, schema, argv)

@@ -3,8 +3,9 @@
 `make faults` met it on the run lock: the kill caught `qrepl run`'s lease keeper committing a
 renewal, and the next run could not recover the dead run's lock. Here the same state is made on
 purpose, with real processes: a run killed mid-apply, then a process that takes the metastore's
-lock on `qrepl_run_lock` and is killed holding it. The next ordinary run must recover both and
-finish the batch as the reference does."""
+locks on `qrepl_run_lock` and on the article table the run was merging into, and is killed
+holding them. The next ordinary run must recover all of it and finish the batch (its MERGE
+commits to that article table) as the reference does."""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ def test_a_lock_left_by_a_process_killed_inside_a_commit_does_not_wedge_the_next
 
     crashed = _run(["crash", str(scenario_path), SCHEMA, "=model.qrepl.batch_applied merge into"], env)
     assert crashed.returncode == -9, crashed.stderr[-2000:]
-    abandoned = _run(["abandon-lock", str(scenario_path), SCHEMA, "qrepl_run_lock"], env)
+    abandoned = _run(["abandon-lock", str(scenario_path), SCHEMA, "qrepl_run_lock,customers"], env)
     assert abandoned.returncode == -9, abandoned.stderr[-2000:]
-    assert f"on {SCHEMA}.qrepl_run_lock: ACQUIRED" in abandoned.stdout, abandoned.stdout[-2000:]
+    for table in ("qrepl_run_lock", "customers"):
+        assert f"on {SCHEMA}.{table}: ACQUIRED" in abandoned.stdout, abandoned.stdout[-2000:]
 
     out = tmp_path / "out.json"
     recovered = _run(["recover", str(scenario_path), SCHEMA, str(out)], env)

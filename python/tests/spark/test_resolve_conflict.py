@@ -132,3 +132,24 @@ def test_a_bad_conflict_id_or_keep_is_one_line(logged):
         resolve_conflict(SCHEMA, "x'; drop table t; --", "subscriber", "dba")
     with pytest.raises(DbtError, match="no conflict"):
         resolve_conflict(SCHEMA, "0" * 32, "publisher", "dba")
+
+
+@pytest.mark.parametrize("macro, args, refusal", [
+    ("qrepl_resolve_conflict", {"conflict_id": "0" * 31 + "\n", "keep": "publisher"}, "conflict_id must be the 32 hex"),
+    ("qrepl_resolve_conflict", {"conflict_id": "0" * 32, "keep": "publisher", "resolved_by": "dba'; drop"},
+     "resolved_by must be a user name"),
+    ("qrepl_remove_conflicts", {"conflict_ids": ["0" * 32, "0" * 32 + "' or '1'='1"]}, "a conflict_id must be the 32 hex"),
+    ("qrepl_remove_conflicts", {"conflict_ids": ["0" * 32], "removed_by": "dba\n"}, "removed_by must be a user name"),
+])
+def test_the_run_operations_refuse_an_id_or_a_name_that_is_not_one_in_one_line(logged, macro, args, refusal):
+    # `dbt run-operation` is the way in that skips the CLI's own checks: the macro's are what
+    # keeps the values out of SQL text, and nothing is written before them
+    import json
+
+    from qrepl.storage.dbt_runner import dbt_invoke
+
+    wh, _ = logged
+    before = wh.spark.table(wh.table("conflict_reviews")).count() if wh.exists("conflict_reviews") else 0
+    with pytest.raises(DbtError, match=refusal):
+        dbt_invoke(["run-operation", macro, "--args", json.dumps(args)], SCHEMA)
+    assert (wh.spark.table(wh.table("conflict_reviews")).count() if wh.exists("conflict_reviews") else 0) == before
