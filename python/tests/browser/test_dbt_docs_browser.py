@@ -119,6 +119,15 @@ def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs
     target = artifacts / "dbt_docs_lineage.png"
     assert driver.save_screenshot(str(target))
     assert target.stat().st_size > 10_000
+    # the drawn graph alone, 2400 pixels wide, from dbt docs' cytoscape instance: the picture of
+    # the lineage in docs/architecture.md is a copy of it (docs/img/lineage.png)
+    import base64
+
+    uri = driver.execute_script("return window.graph.png({output: 'base64uri', full: true, maxWidth: 2400, bg: '#ffffff'});")
+    assert uri.startswith("data:image/png;base64,")
+    graph_png = artifacts / "dbt_docs_lineage_graph.png"
+    graph_png.write_bytes(base64.b64decode(uri.split(",", 1)[1]))
+    assert graph_png.stat().st_size > 10_000
 
     # dbt docs' own page requests a few URLs that are unrendered templates ("{{ getIcon(...) }}",
     # "${require('./assets/favicons/favicon.ico')}"): a 404 in every dbt docs site. Anything else
