@@ -29,11 +29,13 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import decimal
+import fcntl
 import json
 import math
 import os
 import pathlib
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
 from importlib.resources import files
@@ -47,6 +49,7 @@ from ..core.model import CONFLICT_CODES
 __all__ = ["render_viewer", "write_viewer", "GROUP_FIELDS", "ROW_FIELDS", "VIEWER_ORDER"]
 
 INDEX_FILE = "index.html"
+LOCK_FILE = ".qrepl-viewer.lock"
 DATA_PREFIX = "viewer-data-"
 CHUNK_ROWS = 500
 ASSETS = files("qrepl.services") / "viewer_assets"
@@ -101,9 +104,21 @@ def write_viewer(
     """Write the viewer from ``groups`` (each GROUP_FIELDS value and ``count``, in VIEWER_ORDER)
     and ``rows`` (each conflict with GROUP_FIELDS and ROW_FIELDS, in VIEWER_ORDER: read once,
     chunk by chunk). A rerun converges: the side files go to a new folder, index.html is
-    replaced in one rename, and only then are other data folders removed."""
+    replaced in one rename, and only then are other data folders removed. Two writers into
+    one directory take turns (a lock file in it), so neither removes the other's side files
+    while they are being written."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return _write_viewer_locked(groups, rows, out_dir, title, immediate)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _write_viewer_locked(groups: list[dict], rows: Iterable[dict], out_dir: pathlib.Path, title: str,
+                         immediate: list[dict] | None) -> pathlib.Path:
     groups = [_jsonable(g) for g in groups]
     total = sum(int(g["count"]) for g in groups)
     data_dir = f"{DATA_PREFIX}{uuid.uuid4().hex[:12]}"
@@ -186,10 +201,16 @@ def _encode_groups(groups: list[dict]) -> dict:
 
 
 def _write_atomic(path: pathlib.Path, text: str) -> None:
-    # Explicit newline/encoding so the artifact is byte-identical across OSes.
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    """`path` replaced in one rename by a file made new (O_EXCL, owner-only, a name no one
+    can have planted a link at). Explicit newline/encoding: byte-identical across OSes."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def embed_json(value: Any) -> str:

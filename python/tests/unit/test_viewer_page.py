@@ -5,6 +5,8 @@ nothing loaded from outside."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import threading
 import decimal
 import json
 import pathlib
@@ -24,7 +26,7 @@ def test_render_writes_single_index_file(tmp_path: pathlib.Path) -> None:
     path = render_viewer(sample_conflicts(), out_dir, title="Nightly conflicts")
     assert path == out_dir / "index.html"
     assert path.is_file()
-    assert [p.name for p in out_dir.iterdir()] == ["index.html"]
+    assert sorted(p.name for p in out_dir.iterdir()) == [viewer.LOCK_FILE, "index.html"]  # no temporary file left
     page = path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
     assert "<title>Nightly conflicts</title>" in page
@@ -128,7 +130,7 @@ def test_a_large_log_keeps_the_page_small_and_every_conflict_reachable(tmp_path:
     assert json.loads(ids[len("qreplIds("):-3]) == [c["conflict_id"] for c in shown]
     # A rerun replaces the data folder; the old one goes once the new page points elsewhere.
     again = render_viewer(conflicts[:3], tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [viewer.LOCK_FILE, "index.html"]
     assert len(read_viewer(again)[1]) == 3
 
 
@@ -139,3 +141,60 @@ def test_rows_out_of_the_groups_order_are_refused(tmp_path: pathlib.Path) -> Non
         write_viewer(groups, rows, tmp_path)
     with pytest.raises(ValueError, match="groups count 6 conflicts, the rows are 5"):
         write_viewer(groups, list(reversed(rows))[:5], tmp_path)
+
+
+def test_a_link_planted_where_the_page_is_written_is_never_followed(tmp_path: pathlib.Path) -> None:
+    """On a shared host the viewer may be written into a directory another user can write to:
+    a link planted at a name the writer uses must not redirect the write into that user's
+    choice of file (the writer's own files, say)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    out = tmp_path / "viewer"
+    out.mkdir()
+    for name in ("index.html.tmp", f".index.html.{os.getpid()}"):
+        (out / name).symlink_to(victim)
+    index = render_viewer(sample_conflicts(), out)
+    assert victim.read_text() == "mine\n"
+    assert not index.is_symlink() and len(read_viewer(index)[1]) == len(sample_conflicts())
+
+
+def test_two_viewers_written_at_once_into_one_directory_leave_a_whole_one(tmp_path: pathlib.Path) -> None:
+    """A scheduled `qrepl viewer` and a user's, into the same directory: the second one, run
+    while the first is still writing its side files, must not delete them under it, nor the
+    first its own. Whichever finishes last, the page and every side file it loads are there."""
+    conflicts = _many(2 * viewer.CHUNK_ROWS + 7)
+    rows = sorted((viewer._jsonable(c) for c in conflicts), key=viewer._order_key)
+    groups: list[dict] = []
+    for r in rows:
+        if groups and all(groups[-1][f] == r.get(f) for f in viewer.GROUP_FIELDS):
+            groups[-1]["count"] += 1
+        else:
+            groups.append({**{f: r.get(f) for f in viewer.GROUP_FIELDS}, "count": 1})
+    other: list[BaseException] = []
+
+    def second_writer() -> None:
+        try:
+            render_viewer(conflicts[:3], tmp_path)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            other.append(e)
+
+    def first_rows():
+        for n, r in enumerate(rows):
+            if n == len(rows) - 1:  # the first writer's side files are written: the second one runs
+                t = threading.Thread(target=second_writer)
+                t.start()
+                t.join(timeout=3)  # done, or waiting for the first to finish
+                yield r
+                threads.append(t)
+            else:
+                yield r
+
+    threads: list[threading.Thread] = []
+    write_viewer(groups, first_rows(), tmp_path)
+    for t in threads:
+        t.join()
+    assert other == []
+    meta = json.loads(embedded_text((tmp_path / "index.html").read_text(encoding="utf-8"), "qrepl-meta"))
+    for n in range(1, meta["chunks"]):
+        assert (tmp_path / meta["data_dir"] / f"chunk-{n}.js").exists(), n
+    assert len(read_viewer(tmp_path / "index.html")[1]) == meta["total"]
