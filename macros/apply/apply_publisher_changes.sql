@@ -7,7 +7,8 @@
         crash changes nothing that is already applied (the row then holds the batch's own
         version, which is not the expected one). An article the batch does not change gets no
         MERGE (macro qrepl_batch_writes): an empty MERGE still commits a snapshot, and it
-        would contend with publisher-local writers to that table for nothing. -#}
+        would contend with publisher-local writers to that table for nothing.
+        Decides docs/spec.md 5.7 (subscriber_wins). -#}
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- set changes = ref('publisher_changes') -%}

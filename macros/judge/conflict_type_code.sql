@@ -1,5 +1,6 @@
 {% macro conflict_type_code(conflict_type) %}
-    {#- SQL Server's conflict_type codes of the transactional conflict tables. -#}
+    {#- SQL Server's conflict_type codes of the transactional conflict tables.
+        Decides docs/spec.md 5.3 (Conflict codes). -#}
     case {{ conflict_type }}
         when 'update_update' then 1
         when 'update_missing' then 2

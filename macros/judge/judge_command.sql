@@ -1,6 +1,7 @@
 {% macro judge_command(op, state_exists, state_version, old_version) %}
     {#- The judging table of docs/spec.md §5 as a SQL expression: null when the command is ok,
-        else its conflict type. `state_*` describe the row the command is judged against. -#}
+        else its conflict type. `state_*` describe the row the command is judged against.
+        Decides docs/spec.md 5.2 (Judging a command). -#}
     case
         when {{ op }} = 'U' and not {{ state_exists }} then 'update_missing'
         when {{ op }} = 'U' and not ({{ state_version }} <=> {{ old_version }}) then 'update_update'

@@ -17,7 +17,8 @@
    The publisher is read here, once per batch: each command carries its row's state at the
    cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
    resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run
-   finished after a crash resolves against what the batch first saw. */
+   finished after a crash resolves against what the batch first saw.
+   Decides docs/spec.md 5.1 (Order), 5.9 (Quarantine). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 /* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an

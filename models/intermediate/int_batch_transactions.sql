@@ -10,7 +10,8 @@
 /* The valid transactions of the current batch in processing order, with the ones decided
    before any judging: a stale generation or a subscription awaiting its snapshot. Frozen per
    batch (positions and prejudged outcomes never move once computed): the stored decisions
-   of a crashed run are joined to these same positions when the next run finishes it. */
+   of a crashed run are joined to these same positions when the next run finishes it.
+   Decides docs/spec.md 5.1 (Order), 5.6 (publisher_wins_reinit), 5.8 (Generations). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

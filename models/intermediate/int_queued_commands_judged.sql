@@ -9,7 +9,8 @@
 /* One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):
    a transaction's first command on a row meets what the last applied transaction left there
    (or the publisher's row before the batch), a later one meets the transaction's own write.
-   Carries the transaction's outcome and whether this command's conflict is logged. */
+   Carries the transaction's outcome and whether this command's conflict is logged.
+   Decides docs/spec.md 5.2 (Judging a command), 5.5 (publisher_wins), 5.6 (publisher_wins_reinit), 5.7 (subscriber_wins). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 

@@ -1,6 +1,7 @@
 /* Each valid command of the current batch with the effect of the previous command of the
    same transaction on the same row: later commands on a row are judged against the
-   transaction's own write (docs/spec.md §5), which is known without looking at the publisher. */
+   transaction's own write (docs/spec.md §5), which is known without looking at the publisher.
+   Decides docs/spec.md 5.4 (A transaction sees its own writes). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,4 +1,5 @@
 {{ config(materialized='table') }}
+-- Decides docs/spec.md 5.4 (A transaction sees its own writes).
 -- One row per (transaction, publisher row) of the current batch: what the transaction expects
 -- of the row when it first touches it, what it leaves there, and whether it already
 -- conflicts with its own writes, and the publisher's state of the row when the batch was cut

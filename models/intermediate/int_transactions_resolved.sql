@@ -30,7 +30,8 @@
                       for the fold, each row with the state before it or its fold source
      fold             the remainder folded in queue order inside one task, exactly as the
                       sequential reader does
-     resolved         settled decisions outside the remainder, folded ones inside it */
+     resolved         settled decisions outside the remainder, folded ones inside it
+   Decides docs/spec.md 5.2 (Judging a command), 5.5 (publisher_wins), 5.6 (publisher_wins_reinit), 5.7 (subscriber_wins). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}

@@ -1,5 +1,6 @@
 /* One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
-   command that makes the originating subscriber's row equal the publisher's at that point. */
+   command that makes the originating subscriber's row equal the publisher's at that point.
+   Decides docs/spec.md 5.5 (publisher_wins). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,5 +1,6 @@
 {{ config(post_hook="{{ purge_expired_conflicts() }}") }}
-/* One row per conflicting queued command (SQL Server's conflict tables). */
+/* One row per conflicting queued command (SQL Server's conflict tables).
+   Decides docs/spec.md 5.3 (Conflict codes). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 

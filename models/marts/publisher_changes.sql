@@ -1,7 +1,8 @@
 /* One row per publisher row a batch changed: its net new state, and the state the batch
    resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
    batch into the article tables by compare-and-swap on that expectation; the distribution
-   agent reads the article tables' snapshots to send changes to the other subscribers. */
+   agent reads the article tables' snapshots to send changes to the other subscribers.
+   Decides docs/spec.md 5.7 (subscriber_wins). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

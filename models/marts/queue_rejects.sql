@@ -1,4 +1,5 @@
-/* One row per quarantined queue row, with the reason; never blocks the good rows. */
+/* One row per quarantined queue row, with the reason; never blocks the good rows.
+   Decides docs/spec.md 5.9 (Quarantine). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with

@@ -1,7 +1,8 @@
 /* One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
    first conflicting transaction, and the subscription's generation when the batch was cut.
    `batch_applied` marks the subscription only if it still has that generation, so finishing
-   a crashed run never undoes a reinitialization completed in between. */
+   a crashed run never undoes a reinitialization completed in between.
+   Decides docs/spec.md 5.6 (publisher_wins_reinit). */
 {%- set batch_id = qrepl_batch_id() -%}
 
 with
