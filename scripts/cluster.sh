@@ -20,7 +20,19 @@ DIR="$DEPLOY/cluster"
 MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
 export QREPL_SPARK_SECRET_FILE="${QREPL_SPARK_SECRET_FILE:-$DEPLOY/secrets/spark-secret}"
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# is the pid in PIDFILE (master.pid or worker.pid) this deployment's master or worker? By its
+# command line: after a crash or a reboot the file may name a pid the system gave to any other
+# process, which must be neither stopped nor taken for a running server
+alive() {
+    local cmd
+    [ -f "$1" ] || return 1
+    cmd=$(tr '\0' ' ' < "/proc/$(cat "$1")/cmdline" 2>/dev/null) || return 1
+    case "$(basename "$1")" in
+        master.pid) [[ "$cmd" == *org.apache.spark.deploy.master.Master* && "$cmd" == *"--port $MASTER_PORT "* ]] ;;
+        worker.pid) [[ "$cmd" == *org.apache.spark.deploy.worker.Worker* && "$cmd" == *"--work-dir $DIR/work "* ]] ;;
+        *) return 1 ;;
+    esac
+}
 
 wait_port() {  # wait_port PORT PIDFILE NAME
     for i in $(seq 1 180); do
@@ -59,11 +71,12 @@ start() {
 }
 
 stop_one() {  # stop_one PIDFILE NAME
-    alive "$1" || { rm -f "$1"; echo "$2 not running"; return; }
+    [ -f "$1" ] || { echo "$2 not running"; return; }
+    alive "$1" || { echo "$2 not running (stale pid file: pid $(cat "$1") is not it)"; rm -f "$1"; return; }
     local pid; pid=$(cat "$1")
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-    kill -9 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 20); do alive "$1" || break; sleep 1; done
+    if alive "$1"; then kill -9 "$pid" 2>/dev/null || true; fi
     rm -f "$1"
     echo "$2 stopped"
 }

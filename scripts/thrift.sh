@@ -33,8 +33,19 @@ build_authenticator() {  # build_authenticator SPARK_HOME -> prints the class di
     echo "$out"
 }
 
+# is PID this state's server? By its command line: after a crash or a reboot the pid file may
+# name a pid the system gave to any other process, which must be neither stopped nor taken
+# for a running server
+ours() {
+    local cmd
+    cmd=$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null) || return 1
+    [[ "$cmd" == *HiveThriftServer2* && "$cmd" == *"hive.server2.thrift.port=$PORT "* ]]
+}
+
+running() { [ -f "$PIDFILE" ] && ours "$(cat "$PIDFILE")"; }
+
 start() {
-    if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo "thrift server already running"; return; fi
+    if running; then echo "thrift server already running"; return; fi
     mkdir -p -m 700 "$STATE"
     $PY -m qrepl.storage.spark ensure-secret "$QREPL_THRIFT_PASSWORD_FILE"
     { read -r SPARK_HOME; read -r CLASS_PATH; read -r CONF_DIR; } < <($PY -m qrepl.storage.spark launch-settings)
@@ -69,9 +80,14 @@ start() {
 stop() {
     [ -f "$PIDFILE" ] || { echo "thrift server not running"; return; }
     local pid; pid=$(cat "$PIDFILE")
+    if ! ours "$pid"; then
+        rm -f "$PIDFILE"
+        echo "thrift server not running (stale pid file: pid $pid is not the server)"
+        return
+    fi
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-    kill -9 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do ours "$pid" || break; sleep 1; done
+    if ours "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
     rm -f "$PIDFILE"
     echo "thrift server stopped"
 }
