@@ -8,7 +8,8 @@ Each operation is first run uninterrupted from a checkpoint of every table it ca
 rerun from the checkpoint failing right after write K, and rerun once more as the recovery
 (unless K was its last write: the operation is then complete). The tables must then equal
 the uninterrupted result. The two publication changes fail at one write each in CI (the
-first ALTER of a table: the table changed, nothing recorded), at every write in `make faults`.
+first ALTER of a table: the table changed, nothing recorded), distribution at every 4th write
+and its last (python_layer_ops.CI_EVERY), every operation at every write in `make faults`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 
 import pytest
 
-from python_layer_ops import (CI_POINTS, OPERATIONS, PREPARE, RETRY_IS_NEW_WORK, build_base, captured_commands,
+from python_layer_ops import (CI_EVERY, CI_POINTS, OPERATIONS, PREPARE, RETRY_IS_NEW_WORK, build_base, captured_commands,
                               schemas, state)
 from qrepl.storage import faults
 from qrepl.storage.dbt_runner import DbtError
@@ -74,6 +75,8 @@ def test_a_failed_write_path_converges_when_rerun(wh, operation, tmp_path):
     points = range(1, writes + 1)
     if operation in CI_POINTS and os.environ.get("QREPL_FAULT_POINTS") != "all":
         points = [next(k for k, label in enumerate(labels, 1) if CI_POINTS[operation] in label)]
+    if operation in CI_EVERY and os.environ.get("QREPL_FAULT_POINTS") != "all":
+        points = sorted({*range(1, writes + 1, CI_EVERY[operation]), writes})
     try:
         for k in points:
             checkpoint.restore()
