@@ -389,6 +389,16 @@ def get_spark():
     return spark
 
 
+def hive_conf(spark, state: Path | None = None):
+    """A JVM HiveConf with qrepl's `spark.hadoop.*` settings (the metastore this process uses),
+    for the metastore's own Java API: its transaction tables and its lock store."""
+    conf = spark._jvm.org.apache.hadoop.hive.conf.HiveConf()
+    for k, v in spark_conf(state).items():
+        if k.startswith("spark.hadoop."):
+            conf.set(k[len("spark.hadoop."):], v)
+    return conf
+
+
 def _ensure_hive_lock_tables(spark, state: Path) -> None:
     """Iceberg's Hive locks stay ON; they need HMS transaction tables, created once per metastore."""
     url = metastore_url()
@@ -403,12 +413,8 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
         marker.write_text("created\n")
         return
     jvm = spark._jvm
-    hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    for k, v in spark_conf(state).items():
-        if k.startswith("spark.hadoop."):
-            hive_conf.set(k[len("spark.hadoop."):], v)
     try:
-        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf)
+        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf(spark, state))
     except Exception as exc:  # not idempotent: a second call reports existing tables
         if "already exists" not in str(exc).lower():
             raise
@@ -421,15 +427,11 @@ def expire_abandoned_locks(spark, schema: str, table: str, state: Path | None = 
     has. A process killed inside an Iceberg commit leaves its lock acquired, and every later
     commit to that table waits Iceberg's lock timeout, retries, and fails (about 15 minutes).
     A standalone Hive metastore removes such locks from a housekeeping thread; the metastore
-    qrepl embeds in each JVM (Hive 2.3.9) never does, so the lock recovery and `qrepl unlock`
-    call it (TxnHandler.performTimeOuts, on the same metastore database) and wait while a lock
+    qrepl embeds in each JVM (Hive 2.3.9) never does, so `qrepl run`, the lock recovery and
+    `qrepl unlock` call it (TxnHandler.performTimeOuts, on the same metastore database) and wait while a lock
     is still held rather than commit into it."""
     jvm = spark._jvm
-    hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    for k, v in spark_conf(state).items():
-        if k.startswith("spark.hadoop."):
-            hive_conf.set(k[len("spark.hadoop."):], v)
-    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf)
+    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf(spark, state))
     store.performTimeOuts()
     request = jvm.org.apache.hadoop.hive.metastore.api.ShowLocksRequest()
     request.setDbname(schema)

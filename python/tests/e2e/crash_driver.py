@@ -95,16 +95,11 @@ def _abandon_lock(schema: str, tables: list[str]) -> int:
     import os
     import signal
 
-    from qrepl.storage.spark import get_spark, spark_conf
+    from qrepl.storage.spark import get_spark, hive_conf
 
     spark = get_spark()
-    jvm = spark._jvm
-    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    for k, v in spark_conf().items():
-        if k.startswith("spark.hadoop."):
-            conf.set(k[len("spark.hadoop."):], v)
-    metastore = jvm.org.apache.hadoop.hive.metastore
-    client = metastore.HiveMetaStoreClient(conf)
+    metastore = spark._jvm.org.apache.hadoop.hive.metastore
+    client = metastore.HiveMetaStoreClient(hive_conf(spark))
     for table in tables:
         component = metastore.LockComponentBuilder().setDbName(schema).setTableName(table).setExclusive().build()
         request = metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
