@@ -24,7 +24,8 @@ demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 
 test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
 	rm -rf $(CURDIR)/.qrepl_state/test
-	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n 2 --dist loadfile --durations=40
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n 2 --dist loadfile --durations=40 \
+		--junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
 
 test-fast: $(STAMP)     ## python/tests/unit only: pure Python, no JVM, no browser (under a minute)
 	$(PY) -m pytest -q python/tests/unit
