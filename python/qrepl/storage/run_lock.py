@@ -162,11 +162,18 @@ def renew(wh: Warehouse, token: str) -> bool:
 
 class LeaseKeeper:
     """Renews the lease of the run lock `token` every lease/4 seconds while `qrepl run`
-    runs dbt in this process (a daemon thread; errors are kept, never raised into the run)."""
+    runs dbt in this process (a daemon thread; errors are kept, never raised into the run).
+
+    Each time it also removes the metastore's abandoned table locks (expire_abandoned_locks).
+    The run's start removes those old enough then; a lock left by a process killed inside a
+    commit less than METASTORE_LOCK_TIMEOUT_SECONDS before the run started is not, and the
+    run's commit to that table waits on it (Iceberg waits 3 min per attempt, and fails after
+    about 15). Removed here once it is old enough, the waiting commit goes on."""
 
     def __init__(self, wh: Warehouse, token: str, lease: int) -> None:
         self.wh, self.token, self.interval = wh, token, max(lease / 4, 0.2)
         self.renewals = 0
+        self.expiry_checks = 0
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="qrepl-run-lock-lease", daemon=True)
@@ -186,11 +193,18 @@ class LeaseKeeper:
             self._renew_until_stopped()
 
     def _renew_until_stopped(self) -> None:
+        from .spark import expire_abandoned_locks
+
         while not self._stop.wait(self.interval):
             try:
                 if renew(self.wh, self.token):
                     self.renewals += 1
             except Exception as exc:  # noqa: BLE001 - a failed renewal is retried next time
+                self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            try:
+                expire_abandoned_locks(self.wh.spark, self.wh.schema, LOCK_TABLE)
+                self.expiry_checks += 1
+            except Exception as exc:  # noqa: BLE001 - retried next time, as a renewal is
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 

@@ -89,18 +89,22 @@ def _resolve(scenario, schema: str, argv: list[str]) -> int:
     return 0
 
 
-def _abandon_lock(schema: str, tables: list[str]) -> int:
+def _abandon_lock(schema: str, tables: list[str], gap_seconds: float = 0.0) -> int:
     """Take the metastore's exclusive lock on each schema.table (HIVE_LOCKS, as Iceberg's
-    MetastoreLock does for a commit) and die holding them: processes killed inside commits."""
+    MetastoreLock does for a commit), `gap_seconds` apart, and die holding them: processes
+    killed inside commits, one after the other."""
     import os
     import signal
+    import time
 
     from qrepl.storage.spark import get_spark, hive_conf
 
     spark = get_spark()
     metastore = spark._jvm.org.apache.hadoop.hive.metastore
     client = metastore.HiveMetaStoreClient(hive_conf(spark))
-    for table in tables:
+    for n, table in enumerate(tables):
+        if n:
+            time.sleep(gap_seconds)
         component = metastore.LockComponentBuilder().setDbName(schema).setTableName(table).setExclusive().build()
         request = metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
         response = client.lock(request)
@@ -113,7 +117,7 @@ def _abandon_lock(schema: str, tables: list[str]) -> int:
 def main(argv: list[str]) -> int:
     mode, scenario_path, schema = argv[:3]
     if mode == "abandon-lock":
-        return _abandon_lock(schema, argv[3].split(","))
+        return _abandon_lock(schema, argv[3].split(","), float(argv[4]) if argv[4:] else 0.0)
     scenario = load_scenario(Path(scenario_path))
     if mode == "resolve":
         return _resolve(scenario, schema, argv)

@@ -7,8 +7,9 @@ half done), found by its label as the run goes; `make faults` counts the run's w
 kills at every one of them (QREPL_KILL_POINTS=all). The first kill (CI's, and the first of each
 part of the sweep) is followed by a process that takes the metastore's commit locks on
 `qrepl_run_lock` and the article table and is killed holding them, as a process killed inside
-an Iceberg commit leaves them; the next run clears them (before that fix it failed after about
-15 minutes of lock waits). Every kill also
+an Iceberg commit leaves them, the article table's 20 s after the other; the next run clears
+them (before that fix it failed after about 15 minutes of lock waits), the article table's
+from its lease keeper during the run (the run's start finds it too young to remove). Every kill also
 checks that no table is left behind (a killed run once left a work table's directory without
 its metastore entry and wedged every later run; the resolution has had no work tables since).
 """
@@ -16,8 +17,8 @@ its metastore entry and wedged every later run; the resolution has had no work t
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -134,7 +135,10 @@ def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, 
             # locks on the run lock's table (a lease renewal caught mid-commit, found by `make
             # faults`) and on an article table, which the embedded metastore never times out on
             # its own; the next run must clear them, not wait on them (docs/reliability.md)
-            abandoned = _run(["abandon-lock", str(scenario_path), "qrepl_kill", "qrepl_run_lock,customers"], env)
+            # the article table's lock 20 s after the run lock's: the recovery removes the run
+            # lock's once it is old enough, and the run then meets the article table's while
+            # it is still too young to remove; the run's own lease keeper must remove it later
+            abandoned = _run(["abandon-lock", str(scenario_path), "qrepl_kill", "qrepl_run_lock,customers", "20"], env)
             assert abandoned.returncode == -9, abandoned.stderr[-2000:]
             # ACQUIRED, or WAITING when the killed run itself died inside a commit to that table
             # and left its own lock there first: either way an abandoned lock the next run must clear
