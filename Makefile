@@ -4,6 +4,10 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest workers for `make test`: three on two cores, as a test's dbt runs spend much of their time
+# in Python, JVM start-up and waits (lock expiry, leases) that leave a core idle; each worker has
+# its own Spark JVM (local[2], -Xmx4g) and state directory
+TEST_WORKERS ?= 3
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300
 PACK ?= 25
@@ -24,7 +28,7 @@ demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 
 test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
 	rm -rf $(CURDIR)/.qrepl_state/test
-	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n 2 --dist loadfile --durations=40 \
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 \
 		--junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
 
 test-fast: $(STAMP)     ## python/tests/unit only: pure Python, no JVM, no browser (under a minute)
