@@ -4,10 +4,10 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# pytest workers for `make test`: three on two cores, as a test's dbt runs spend much of their time
-# in Python, JVM start-up and waits (lock expiry, leases) that leave a core idle; each worker has
-# its own Spark JVM (local[2], -Xmx4g) and state directory
-TEST_WORKERS ?= 3
+# pytest workers for `make test`, each with its own Spark JVM (local[2], -Xmx4g) and state
+# directory. Two on two cores: three were slower (the suite 2426 s against about 2000 s), the
+# tests being CPU-bound once two run at once
+TEST_WORKERS ?= 2
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300
 PACK ?= 25
