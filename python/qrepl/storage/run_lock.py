@@ -173,7 +173,6 @@ class LeaseKeeper:
     def __init__(self, wh: Warehouse, token: str, lease: int) -> None:
         self.wh, self.token, self.interval = wh, token, max(lease / 4, 0.2)
         self.renewals = 0
-        self.expiry_checks = 0
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="qrepl-run-lock-lease", daemon=True)
@@ -203,7 +202,6 @@ class LeaseKeeper:
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             try:
                 expire_abandoned_locks(self.wh.spark, self.wh.schema, LOCK_TABLE)
-                self.expiry_checks += 1
             except Exception as exc:  # noqa: BLE001 - retried next time, as a renewal is
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
