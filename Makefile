@@ -14,7 +14,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: example concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-stamp
+.PHONY: example concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -106,6 +106,11 @@ bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, 
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-profile $(PY) bench/cte_profile.py \
 		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE)) $(if $(REPEAT),--repeat $(REPEAT)) \
 		$(if $(AGAINST),--against $(AGAINST)) $(if $(WRITE),--write) $(if $(HISTORY),--history $(HISTORY))
+
+bench-writes: $(STAMP)  ## what one reader run writes: dbt nodes, Iceberg commits per table, rows written per queued change (CHANGES=, ROWS=); counts, not times
+	rm -rf $(CURDIR)/.qrepl_state/bench-writes
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-writes $(PY) bench/run_writes.py \
+		$(if $(CHANGES),--changes $(CHANGES)) $(if $(ROWS),--rows $(ROWS))
 
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-replay

@@ -164,7 +164,7 @@ class LeaseKeeper:
     """Renews the lease of the run lock `token` every lease/4 seconds while `qrepl run`
     runs dbt in this process (a daemon thread; errors are kept, never raised into the run).
 
-    Each time it also removes the metastore's abandoned table locks (expire_abandoned_locks).
+    Each time it also removes the metastore's abandoned table locks (remove_abandoned_locks).
     The run's start removes those old enough then; a lock left by a process killed inside a
     commit less than METASTORE_LOCK_TIMEOUT_SECONDS before the run started is not, and the
     run's commit to that table waits on it (Iceberg waits 3 min per attempt, and fails after
@@ -192,7 +192,7 @@ class LeaseKeeper:
             self._renew_until_stopped()
 
     def _renew_until_stopped(self) -> None:
-        from .spark import expire_abandoned_locks
+        from .spark import remove_abandoned_locks
 
         while not self._stop.wait(self.interval):
             try:
@@ -201,7 +201,7 @@ class LeaseKeeper:
             except Exception as exc:  # noqa: BLE001 - a failed renewal is retried next time
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             try:
-                expire_abandoned_locks(self.wh.spark, self.wh.schema, LOCK_TABLE)
+                remove_abandoned_locks(self.wh.spark)
             except Exception as exc:  # noqa: BLE001 - retried next time, as a renewal is
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
@@ -263,12 +263,12 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
                     poll_seconds: float = 5.0) -> None:
     """Return once nobody holds the lock (recovering a dead holder's), or raise RunLocked
     naming the holder after `wait_seconds` (0: check once)."""
-    from .spark import expire_abandoned_locks
+    from .spark import remove_abandoned_locks
 
     # the metastore's locks are per table and global to it: this also removes those a process
     # killed inside a commit left on the article tables, the queue or a replica, which the
     # run's own commits would otherwise wait on and fail (about 15 minutes each)
-    expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE)
+    remove_abandoned_locks(wh.spark)
     deadline = time.monotonic() + wait_seconds
     announced = False
     while True:

@@ -83,7 +83,7 @@ def state_dir() -> Path:
 # JVM only through the owner-only spark-defaults.conf in SPARK_CONF_DIR, never through
 # SparkSession.builder: PySpark turns every builder setting into a `--conf k=v` on the
 # spark-submit command line, which `ps` shows to every user (docs/security.md).
-# a metastore table lock not heartbeaten for this long is abandoned (expire_abandoned_locks)
+# a metastore table lock not heartbeaten for this long is abandoned (remove_abandoned_locks)
 METASTORE_LOCK_TIMEOUT_SECONDS = 60
 SECRET_KEYS = frozenset({"spark.hadoop.javax.jdo.option.ConnectionPassword", "spark.authenticate.secret"})
 
@@ -261,7 +261,7 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # Iceberg's lock on a table in the metastore (HIVE_LOCKS), held while it commits: a live
         # holder heartbeats it every 10 s (Iceberg's default is 4 min), so one not heartbeaten
         # for METASTORE_LOCK_TIMEOUT_SECONDS belongs to a process that died inside a commit and
-        # expire_abandoned_locks may remove it
+        # remove_abandoned_locks may remove it
         "spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms": "10000",
         "spark.hadoop.hive.txn.timeout": f"{METASTORE_LOCK_TIMEOUT_SECONDS}s",
         # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
@@ -421,18 +421,25 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
     marker.write_text("created\n")
 
 
-def expire_abandoned_locks(spark, schema: str, table: str, state: Path | None = None) -> int:
-    """Remove the metastore's table locks (HIVE_LOCKS) whose holder stopped heartbeating them
-    more than METASTORE_LOCK_TIMEOUT_SECONDS ago, and return how many locks schema.table still
-    has. A process killed inside an Iceberg commit leaves its lock acquired, and every later
-    commit to that table waits Iceberg's lock timeout, retries, and fails (about 15 minutes).
-    A standalone Hive metastore removes such locks from a housekeeping thread; the metastore
-    qrepl embeds in each JVM (Hive 2.3.9) never does, so `qrepl run`, the lock recovery and
-    `qrepl unlock` call it (TxnHandler.performTimeOuts, on the same metastore database) and wait while a lock
-    is still held rather than commit into it."""
-    jvm = spark._jvm
-    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf(spark, state))
+def remove_abandoned_locks(spark, state: Path | None = None):
+    """Remove the metastore's table locks (HIVE_LOCKS), of every table, whose holder stopped
+    heartbeating them more than METASTORE_LOCK_TIMEOUT_SECONDS ago; returns the metastore's
+    transaction store. A process killed inside an Iceberg commit leaves its lock acquired, and
+    every later commit to that table waits Iceberg's lock timeout, retries, and fails (about
+    15 minutes). A standalone Hive metastore removes such locks from a housekeeping thread; the
+    metastore qrepl embeds in each JVM (Hive 2.3.9) never does, so `qrepl run` calls this
+    (TxnHandler.performTimeOuts, on the same metastore database) when it starts and at each
+    renewal of its lease."""
+    store = spark._jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf(spark, state))
     store.performTimeOuts()
+    return store
+
+
+def expire_abandoned_locks(spark, schema: str, table: str, state: Path | None = None) -> int:
+    """remove_abandoned_locks, then how many locks schema.table still has: the lock recovery
+    and `qrepl unlock` wait while a lock is still held rather than commit into it."""
+    jvm = spark._jvm
+    store = remove_abandoned_locks(spark, state)
     request = jvm.org.apache.hadoop.hive.metastore.api.ShowLocksRequest()
     request.setDbname(schema)
     request.setTablename(table)

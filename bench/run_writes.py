@@ -1,0 +1,83 @@
+"""`make bench-writes`: what one queue-reader run writes, table by table.
+
+    QREPL_STATE_DIR=.qrepl_state/bench-writes .venv/bin/python bench/run_writes.py [--changes N] [--rows N]
+
+Loads the typical batch of `make bench` (transactions of 1-3 commands from 4 subscribers, 10%
+with a stale version, 10% inserts, 10% deletes) over a fresh publication, runs the queue reader
+once, and reads back from Iceberg's own metadata (each table's `snapshots`) every commit the
+run made: per table the commits, the data rows added and the position deletes added. It prints
+the run's dbt nodes, its Iceberg commits, and the rows written per queued change, the figures
+the rebuild of the reader is judged by (docs/performance.md, "What a run writes").
+
+Counts, not times: they do not depend on the machine, so this may run beside other work. The
+run lock (`qrepl_run_lock`) is created and dropped by the run and is not in the table: one
+commit (its CREATE TABLE AS SELECT) plus one per lease renewal, none in a short run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import SCHEMA, load_batch  # noqa: E402  (the bench's own batch and publication)
+from qrepl.storage.dbt_runner import run_queue_reader  # noqa: E402
+from qrepl.storage.spark import get_spark  # noqa: E402
+from qrepl.storage.warehouse import Warehouse  # noqa: E402
+
+COPIES = ("items_merge", "items_fold")  # the bench's comparison copies: never written by a run
+
+
+def run_writes(spark, since) -> list[tuple[str, int, int, int]]:
+    """(table, commits, data rows added, position deletes added) for every table of the schema
+    committed to since `since` (a timestamp), largest first."""
+    out = []
+    for row in spark.sql(f"show tables in {SCHEMA}").collect():
+        if row.isTemporary or row.tableName in COPIES:
+            continue
+        name = f"{SCHEMA}.{row.tableName}"
+        try:
+            snaps = spark.sql(f"""
+                select count(*) as commits,
+                    coalesce(sum(cast(summary['added-records'] as bigint)), 0) as rows_added,
+                    coalesce(sum(cast(summary['added-position-deletes'] as bigint)), 0) as deletes_added
+                from {name}.snapshots where committed_at >= timestamp'{since}'
+            """).first()
+        except Exception:  # not an Iceberg table (none in a qrepl schema): nothing to count
+            continue
+        if snaps.commits:
+            out.append((row.tableName, snaps.commits, snaps.rows_added, snaps.deletes_added))
+    return sorted(out, key=lambda t: (-t[2], t[0]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="What one queue-reader run writes: its dbt nodes, its Iceberg "
+                                 "commits per table, and the rows written per queued change.")
+    ap.add_argument("--changes", type=int, default=10_000, help="queued changes in the batch (default 10,000)")
+    ap.add_argument("--rows", type=int, default=100_000, help="rows of the publication (default 100,000)")
+    args = ap.parse_args()
+    spark = get_spark()
+    wh = Warehouse(spark, SCHEMA)
+    print(f"loading {args.rows:,} publisher rows and {args.changes:,} queued changes ...", flush=True)
+    load_batch(spark, wh, "typical", args.changes, args.rows)
+    since = spark.sql("select current_timestamp()").first()[0]
+    print("queue reader ...", flush=True)
+    res = run_queue_reader(SCHEMA)
+    nodes = [r.node.name for r in res.result.results]
+    writes = run_writes(spark, since)
+    commits = sum(w[1] for w in writes)
+    rows = sum(w[2] for w in writes)
+    publisher = sum(w[2] for w in writes if w[0] == "items")
+    print("\n| table | commits | data rows added | position deletes added |\n|---|---:|---:|---:|")
+    for table, n, added, deletes in writes:
+        print(f"| `{table}` | {n} | {added:,} | {deletes:,} |")
+    print(f"| all | {commits} | {rows:,} | {sum(w[3] for w in writes):,} |")
+    print(f"\n{len(nodes)} dbt nodes ({', '.join(nodes)}); {commits} Iceberg commits on {len(writes)} tables; "
+          f"{rows / args.changes:.2f} rows written per queued change "
+          f"({(rows - publisher) / args.changes:.2f} outside the publisher's table)")
+
+
+if __name__ == "__main__":
+    main()
