@@ -7,13 +7,17 @@
         crash changes nothing that is already applied (the row then holds the batch's own
         version, which is not the expected one). An article the batch does not change gets no
         MERGE (macro qrepl_batch_writes): an empty MERGE still commits a snapshot, and it
-        would contend with publisher-local writers to that table for nothing.
+        would contend with publisher-local writers to that table for nothing. Each MERGE's own
+        snapshot is then recorded for the publisher's trigger when nothing else can be in it
+        (macro qrepl_stamp_own_merge), so the next run does not read its files again.
         Decides docs/spec.md 5.7 (subscriber_wins). -#}
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- set changes = ref('publisher_changes') -%}
         {%- set changed = qrepl_batch_writes().articles -%}
+        {%- set stamps = [] -%}
         {%- for article in publication.articles if article.name in changed -%}
+            {%- set before = _qrepl_stamp_position(article) -%}
             {%- set conditions = [] -%}
             {%- for k in article.key -%}
                 {%- do conditions.append('target.' ~ k ~ ' = source.' ~ k) -%}
@@ -66,6 +70,17 @@
                     then insert ({{ columns | join(', ') }})
                     values ({% for c in columns %}source.{{ c }}{{ ', ' if not loop.last }}{% endfor %})
             {%- endcall -%}
+            {%- set stamp = qrepl_stamp_own_merge(article, before) -%}
+            {%- if stamp is not none -%}
+                {%- do stamps.append(stamp) -%}
+            {%- endif -%}
         {%- endfor -%}
+        {%- if stamps -%}
+            {#- the MERGEs' own snapshots, which the publisher's trigger need not read again
+                (macro qrepl_stamp_own_merge): one commit for every article -#}
+            {%- call statement('apply_stamps', fetch_result=false) -%}
+                insert into {{ qrepl_relation('publisher_stamps') }} values {{ stamps | join(', ') }}
+            {%- endcall -%}
+        {%- endif -%}
     {%- endif -%}
 {% endmacro %}

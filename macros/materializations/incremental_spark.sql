@@ -7,7 +7,11 @@
         nothing_new_queued  nothing was appended to the queue since the snapshot the last batch
                             read (macro qrepl_nothing_new_queued): the cut,
                             int_batch_subscriptions and int_batch_commands.
-      Either way the model would insert no row. Not running it spares its statements and its
+        no_rows_for_batch   the batch is empty, or none of its rows in the model's source
+                            (meta.qrepl_rows_from) meets the model's condition
+                            (meta.qrepl_rows_where): a mart such as queue_rejects, which most
+                            batches give no row (macro qrepl_batch_has_rows).
+      In each case the model would insert no row. Not running it spares its statements and its
       Iceberg commit (an empty append still makes a snapshot), so a run with nothing queued
       reads a little metadata instead of passing over the whole DAG. Only while `dbt run` /
       `dbt build` executes, and only once the table exists (the first run creates every
@@ -15,13 +19,14 @@
       post-hooks (housekeeping, such as the conflicts' retention purge) are. dbt reports it as
       OK, "NOTHING TO WRITE". -#}
   {%- set skip_when = (config.get('meta') or {}).get('qrepl_skip_when') -%}
-  {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued'] -%}
-    {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty' or 'nothing_new_queued', got '" ~ skip_when ~ "'") }}
+  {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued', 'no_rows_for_batch'] -%}
+    {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty', 'nothing_new_queued' or 'no_rows_for_batch', got '" ~ skip_when ~ "'") }}
   {%- endif -%}
   {#- the question first: int_batch_subscriptions, the first to ask, then fixes the queue's
       snapshot before it copies the subscriptions, on the first run too -#}
   {%- set skip = skip_when is not none and qrepl_is_running() and (
-      qrepl_nothing_new_queued() if skip_when == 'nothing_new_queued' else qrepl_batch_is_empty()
+      qrepl_nothing_new_queued() if skip_when == 'nothing_new_queued' else (
+          qrepl_batch_is_empty() or (skip_when == 'no_rows_for_batch' and not qrepl_batch_has_rows(model.name)))
   ) and load_relation(this) is not none -%}
   {%- if not skip -%}
     {{ return(dbt.materialization_incremental_spark()) }}

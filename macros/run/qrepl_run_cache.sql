@@ -1,11 +1,11 @@
-{% macro qrepl_run_cache(key, read) %}
+{% macro qrepl_run_cache(key, read, argument=none) %}
     {#- What `read()` returns, read by the first node of this run that asks for `key` and kept
         for every later one: for what a run reads once and every node needs (the publication's
         configuration, the batch id). The values are kept in dbt's `graph` context variable,
         the one dict dbt builds per invocation and hands to every node and hook, under this
         invocation's id, so a later invocation in the same process (qrepl runs several) reads
         them again. Each read costs a Spark job on an Iceberg table (0.1-0.3 s warm), and 15
-        nodes asked for them. -#}
+        nodes asked for them. `read(argument)` when an argument is given. -#}
     {%- set runs = graph.setdefault('qrepl_run_cache', {}) -%}
     {%- if invocation_id not in runs -%}
         {%- do runs.clear() -%}
@@ -13,7 +13,7 @@
     {%- endif -%}
     {%- set cache = runs[invocation_id] -%}
     {%- if key not in cache -%}
-        {%- do cache.update({key: read()}) -%}
+        {%- do cache.update({key: read() if argument is none else read(argument)}) -%}
     {%- endif -%}
     {{ return(cache[key]) }}
 {% endmacro %}

@@ -14,7 +14,9 @@
                                (coupled, few followers), 'passes 0-2 then fold'
           articles_merged      the articles batch_applied MERGEs (qrepl_batch_writes)
           subscriptions_written whether it writes reinit_pending into subscriptions
-          models_skipped       the models this run did not run (meta qrepl_skip_when) -#}
+          models_skipped       the models this run did not run (meta qrepl_skip_when): after
+                               the cut when the batch is empty, and a mart with no row for
+                               the batch (qrepl_batch_has_rows) -#}
     {%- if not qrepl_is_running() -%}
         {{ return(none) }}
     {%- endif -%}
@@ -33,7 +35,8 @@
     {%- set skipped = [] -%}
     {%- for node in graph.nodes.values() | sort(attribute='name') if node.resource_type == 'model' -%}
         {%- set when = (node.config.meta or {}).get('qrepl_skip_when') -%}
-        {%- if (when == 'nothing_new_queued' and nothing_new) or (when == 'batch_is_empty' and empty) -%}
+        {%- if (when == 'nothing_new_queued' and nothing_new) or (when in ['batch_is_empty', 'no_rows_for_batch'] and empty)
+              or (when == 'no_rows_for_batch' and not qrepl_batch_has_rows(node.name)) -%}
             {%- if adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) is not none -%}
                 {%- do skipped.append(node.name) -%}
             {%- endif -%}

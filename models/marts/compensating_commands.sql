@@ -1,3 +1,5 @@
+{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
+                'qrepl_rows_where': "outcome = 'rejected' and step_on_row = 1"}) }}
 /* One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
    command that makes the originating subscriber's row equal the publisher's at that point.
    Decides docs/spec.md 5.5 (publisher_wins). */
@@ -16,7 +18,7 @@ first_touches_of_rejected as (
 
     select *
     from int_queued_commands_judged
-    where outcome = 'rejected' and step_on_row = 1
+    where {{ qrepl_rows_where() }}
 
 ),
 

@@ -1,4 +1,10 @@
-{{ config(post_hook="{{ purge_expired_conflicts() }}") }}
+{{
+    config(
+        post_hook="{{ purge_expired_conflicts() }}",
+        meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
+              'qrepl_rows_where': 'is_logged_conflict'},
+    )
+}}
 /* One row per conflicting queued command (SQL Server's conflict tables).
    Decides docs/spec.md 5.3 (Conflict codes). */
 {%- set publication = qrepl_config() -%}
@@ -16,7 +22,7 @@ int_queued_commands_judged as (
 logged as (
 
     select * from int_queued_commands_judged
-    where is_logged_conflict
+    where {{ qrepl_rows_where() }}
 
 ),
 

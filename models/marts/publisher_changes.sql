@@ -1,3 +1,5 @@
+{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_transactions_resolved',
+                'qrepl_rows_where': "is_applied"}) }}
 /* One row per publisher row a batch changed: its net new state, and the state the batch
    resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
    batch into the article tables by compare-and-swap on that expectation; the distribution
@@ -17,7 +19,7 @@ int_transaction_rows as (
 int_transactions_resolved as (
 
     select * from {{ ref('int_transactions_resolved') }}
-    where batch_id = {{ batch_id }} and is_applied
+    where batch_id = {{ batch_id }} and {{ qrepl_rows_where() }}
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_batch_commands',
+                'qrepl_rows_where': "reject_reason is not null"}) }}
 /* One row per quarantined queue row, with the reason; never blocks the good rows.
    Decides docs/spec.md 5.9 (Quarantine). */
 {%- set batch_id = qrepl_batch_id() -%}
@@ -7,7 +9,7 @@ with
 int_batch_commands as (
 
     select * from {{ ref('int_batch_commands') }}
-    where batch_id = {{ batch_id }} and reject_reason is not null
+    where batch_id = {{ batch_id }} and {{ qrepl_rows_where() }}
 
 ),
 

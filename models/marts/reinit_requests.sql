@@ -1,3 +1,5 @@
+{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
+                'qrepl_rows_where': "policy = 'publisher_wins_reinit' and tran_pos = subscriber_cut"}) }}
 /* One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
    first conflicting transaction, and the subscription's generation when the batch was cut.
    `batch_applied` marks the subscription only if it still has that generation, so finishing
@@ -28,7 +30,7 @@ cuts as (
         tran_id,
         batch_id
     from int_queued_commands_judged
-    where policy = 'publisher_wins_reinit' and tran_pos = subscriber_cut
+    where {{ qrepl_rows_where() }}
 
 ),
 

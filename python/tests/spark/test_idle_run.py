@@ -27,6 +27,10 @@ AFTER_THE_CUT = ["int_batch_transactions", "int_transactions_resolved", "int_que
                  "queue_rejects", "publisher_changes", "compensating_commands", "conflicts",
                  "reinit_requests", "transaction_outcomes", "batch_applied"]
 THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
+# the marts a batch with one applied and one conflicting transaction under publisher_wins gives
+# no row (meta qrepl_skip_when: no_rows_for_batch), and those of a batch with no conflict
+NO_ROWS_HERE = ["queue_rejects", "reinit_requests"]
+CLEAN_BATCH = ["reinit_requests", "compensating_commands", "conflicts"]
 
 
 def _snapshots(wh: Warehouse, tables: list[str]) -> dict[str, int]:
@@ -62,10 +66,15 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     first = _command(1, 1, V(1), V(101))
     stale = _command(2, 2, V(99), V(102))  # a conflict: publisher wins
     wh.append_queue([first, stale])
-    assert _not_run(run_queue_reader(SCHEMA)) == set()
+    before = _snapshots(wh, NO_ROWS_HERE)
+    # a mart the batch gives no row is not written either: nothing was quarantined, and no
+    # reinitialization is asked under publisher_wins
+    assert _not_run(run_queue_reader(SCHEMA)) == set(NO_ROWS_HERE)
+    assert _snapshots(wh, NO_ROWS_HERE) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
     decided = _decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
-    assert (decided["queue_read"], decided["batch_empty"], decided["models_skipped"]) == ("whole queue", False, [])
+    assert (decided["queue_read"], decided["batch_empty"], sorted(decided["models_skipped"])) == \
+        ("whole queue", False, sorted(NO_ROWS_HERE))
     assert (decided["followers"], decided["resolution"], decided["articles_merged"]) == (0, "pass 0", ["customers"])
     assert decided["subscriptions_written"] is False and decided["queue_snapshot_id"] == current_snapshot(
         wh, "replication_queue")
@@ -89,9 +98,14 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert (decided["queue_read"], decided["batch_empty"]) == ("appends since snapshot", True)
     assert sorted(decided["models_skipped"]) == sorted(AFTER_THE_CUT)
 
-    # the next command is the next batch's, decided and applied as ever
-    wh.append_queue([_command(3, 3, V(3), V(103))])
-    assert _not_run(run_queue_reader(SCHEMA)) == set()
+    # the next command is the next batch's, decided and applied as ever; with no conflict, the
+    # conflicts and compensating commands are not written; a quarantined command is
+    wh.append_queue([_command(3, 3, V(3), V(103)), _command(4, 3, V(3), "not a version")])
+    before = _snapshots(wh, CLEAN_BATCH)
+    assert _not_run(run_queue_reader(SCHEMA)) == set(CLEAN_BATCH)
+    assert _snapshots(wh, CLEAN_BATCH) == before
+    assert sorted(_decisions(wh)["models_skipped"]) == sorted(CLEAN_BATCH)
+    assert [(r["batch_id"], r["tran_id"]) for r in wh.rows_of("queue_rejects")] == [(5, "t4")]
     assert _history(wh)[-1] == (5, 1, 1, 0)
     outcomes = sorted((o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes"))
     assert outcomes == [(2, "t1", "applied"), (2, "t2", "rejected"), (5, "t3", "applied")]
