@@ -10,8 +10,10 @@
           * before the MERGE, the table stood at the snapshot the last stamp examined (no
             outside commit waits to be examined);
           * after it, the table's current snapshot is the child of that one (the MERGE's own
-            commit, the only one since: every MERGE commits a snapshot, empty or not);
-          * no stamp was recorded for the article in between.
+            commit, the only one since: every MERGE commits a snapshot, empty or not).
+        A stamp recorded in between by `qrepl distribute` examined one of those two snapshots
+        (had it stamped a row, its MERGE would be a commit in between): both records are true,
+        and whichever the next stamp reads, it examines nothing it should not skip.
         Otherwise none: the next stamp examines the MERGE as before, so being wrong here can
         only cost time, and a crash between the MERGE and the record costs the same.
         The record's batch id is the next batch's: for the trigger, a version written by a batch
@@ -27,35 +29,20 @@
     {%- if now | length == 0 or now[0][1] is none or (now[0][1] | int) != before.current -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set after = _qrepl_last_stamp(article) -%}
-    {%- if after.seq != before.seq -%}
-        {{ return(none) }}
-    {%- endif -%}
     {{ return("('" ~ article['name'] ~ "', " ~ (now[0][0] | int) ~ ", " ~ ((qrepl_batch_id() | int) + 1) ~ ", "
         ~ (before.seq + 1) ~ ", 0, current_timestamp())") }}
 {% endmacro %}
 
 
 {% macro _qrepl_stamp_position(article) %}
-    {#- Before batch_applied's MERGE into `article`'s table: its current snapshot (`current`),
-        and the snapshot the publisher's trigger last examined (`since`) with that record's
-        stamp_seq (`seq`), for qrepl_stamp_own_merge; none when publisher_stamps does not
-        exist. -#}
-    {%- set stamps = qrepl_relation('publisher_stamps') -%}
-    {%- if adapter.get_relation(database=none, schema=stamps.schema, identifier=stamps.identifier) is none -%}
-        {{ return(none) }}
-    {%- endif -%}
+    {#- Before batch_applied's MERGE into `article`'s table, in one query: its current snapshot
+        (`current`), and the snapshot the publisher's trigger last examined (`since`) with that
+        record's stamp_seq (`seq`), for qrepl_stamp_own_merge. publisher_stamps exists: the
+        run's start (qrepl_stamp_publisher) creates it. -#}
     {%- set table = qrepl_article_relation(article) -%}
-    {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'").rows -%}
-    {%- set last = _qrepl_last_stamp(article) -%}
-    {{ return({'current': (current[0][0] | int) if current else none, 'since': last.since, 'seq': last.seq}) }}
-{% endmacro %}
-
-
-{% macro _qrepl_last_stamp(article) %}
-    {#- The latest publisher_stamps record of `article`: the snapshot it examined and its
-        stamp_seq (0 and none before the first). -#}
-    {%- set row = run_query("select max_by(snapshot_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
-        ~ qrepl_relation('publisher_stamps') ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
-    {{ return({'since': (row[0] | int) if row[0] is not none else none, 'seq': row[1] | int}) }}
+    {%- set row = run_query("select (select snapshot_id from " ~ table ~ ".refs where name = 'main'), "
+        ~ "max_by(snapshot_id, stamp_seq), coalesce(max(stamp_seq), 0) from " ~ qrepl_relation('publisher_stamps')
+        ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
+    {{ return({'current': (row[0] | int) if row[0] is not none else none,
+               'since': (row[1] | int) if row[1] is not none else none, 'seq': row[2] | int}) }}
 {% endmacro %}
