@@ -107,7 +107,7 @@ bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, 
 		$(if $(MODEL),--model $(MODEL)) $(if $(SIZE),--size $(SIZE)) $(if $(REPEAT),--repeat $(REPEAT)) \
 		$(if $(AGAINST),--against $(AGAINST)) $(if $(WRITE),--write) $(if $(HISTORY),--history $(HISTORY))
 
-bench-writes: $(STAMP)  ## what one reader run writes: dbt nodes, Iceberg commits per table, rows written per queued change (CHANGES=, ROWS=); counts, not times
+bench-writes: $(STAMP)  ## what a reader run writes, the first (it creates every table) and the next batch: dbt nodes, Iceberg commits per table, rows written per queued change (CHANGES=, ROWS=); counts, not times
 	rm -rf $(CURDIR)/.qrepl_state/bench-writes
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-writes $(PY) bench/run_writes.py \
 		$(if $(CHANGES),--changes $(CHANGES)) $(if $(ROWS),--rows $(ROWS))
