@@ -3,7 +3,8 @@ large publisher table, beside the queue reader's run and a bare MERGE, in one Sp
 
 Measured, each on the same table of --rows rows:
 * the stamp with no commit since the last one (an idle publisher);
-* the stamp after a queue-reader batch of --changes updates (its own writes: fresh versions);
+* the stamp after a queue-reader batch of --changes updates (its own writes: the batch recorded
+  its MERGE as examined, macro qrepl_stamp_own_merge, so there is nothing to read);
 * the stamp after --changes plain SQL UPDATEs that set no version (an outside writer), with
   the rows it stamped counted and checked;
 * a queue-reader run of --changes updates, and a bare Iceberg MERGE of --changes rows, for scale.
@@ -87,7 +88,7 @@ def main() -> None:
         f"| stamp, first (every row checked for a missing version) | {first:.1f} |",
         f"| stamp, nothing committed since the last one (a metadata check; dbt is not started) | {idle:.1f} |",
         f"| `dbt run-operation qrepl_stamp_publisher` with nothing to examine (dbt's own start) | {overhead:.1f} |",
-        f"| stamp, after a queue-reader batch of {args.changes:,} updates (its own versions) | {after_reader:.1f} |",
+        f"| stamp, after a queue-reader batch of {args.changes:,} updates (the batch recorded its own MERGE) | {after_reader:.1f} |",
         f"| stamp, after {args.changes:,} outside UPDATEs without a version ({stamped:,} rows stamped) | {after_foreign:.1f} |",
         f"| the queue-reader run of that batch (stamp included) | {run:.1f} |",
         f"| a bare Iceberg MERGE of {args.changes:,} rows | {merge:.1f} |",
