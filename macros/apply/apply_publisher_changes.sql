@@ -17,7 +17,6 @@
         {%- set changed = qrepl_batch_writes().articles -%}
         {%- set stamps = [] -%}
         {%- for article in publication.articles if article.name in changed -%}
-            {%- set before = _qrepl_stamp_position(article) -%}
             {%- set conditions = [] -%}
             {%- for k in article.key -%}
                 {%- do conditions.append('target.' ~ k ~ ' = source.' ~ k) -%}
@@ -70,7 +69,7 @@
                     then insert ({{ columns | join(', ') }})
                     values ({% for c in columns %}source.{{ c }}{{ ', ' if not loop.last }}{% endfor %})
             {%- endcall -%}
-            {%- set stamp = qrepl_stamp_own_merge(article, before) -%}
+            {%- set stamp = qrepl_stamp_own_merge(article) -%}
             {%- if stamp is not none -%}
                 {%- do stamps.append(stamp) -%}
             {%- endif -%}

@@ -22,12 +22,16 @@
   {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued', 'no_rows_for_batch'] -%}
     {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty', 'nothing_new_queued' or 'no_rows_for_batch', got '" ~ skip_when ~ "'") }}
   {%- endif -%}
-  {#- the question first: int_batch_subscriptions, the first to ask, then fixes the queue's
-      snapshot before it copies the subscriptions, on the first run too -#}
-  {%- set skip = skip_when is not none and qrepl_is_running() and (
-      qrepl_nothing_new_queued() if skip_when == 'nothing_new_queued' else (
-          qrepl_batch_is_empty() or (skip_when == 'no_rows_for_batch' and not qrepl_batch_has_rows(model.name)))
-  ) and load_relation(this) is not none -%}
+  {%- set skip = false -%}
+  {%- if skip_when == 'nothing_new_queued' and qrepl_is_running() -%}
+    {#- the question first: int_batch_subscriptions, the first to ask, then fixes the queue's
+        snapshot before it copies the subscriptions, on the first run too -#}
+    {%- set skip = qrepl_nothing_new_queued() and load_relation(this) is not none -%}
+  {%- elif skip_when is not none and qrepl_is_running() -%}
+    {#- the table first: the run that creates it asks nothing -#}
+    {%- set skip = load_relation(this) is not none and (qrepl_batch_is_empty()
+        or (skip_when == 'no_rows_for_batch' and not qrepl_batch_has_rows(model.name))) -%}
+  {%- endif -%}
   {%- if not skip -%}
     {{ return(dbt.materialization_incremental_spark()) }}
   {%- endif -%}

@@ -14,15 +14,12 @@
 
 
 {% macro _qrepl_batch_is_empty_read() %}
-    {#- qrepl_batch_is_empty's read of int_batch_commands (looked up by name, not ref(): the
-        node asking may depend on it only through other models). -#}
-    {%- set commands = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
-    {%- if commands is none -%}
-        {{ return(true) }}
-    {%- endif -%}
-    {%- set found = run_query('select 1 from ' ~ commands ~ ' where batch_id = ' ~ (qrepl_batch_id() | int) ~ ' limit 1') -%}
-    {%- if found.rows | length == 0 -%}
+    {#- qrepl_batch_is_empty's answer, from the one query qrepl_batch_has_rows makes of
+        int_batch_commands for this batch (its key '*': any row at all), so that table is
+        asked once per run for both. -#}
+    {%- set empty = not qrepl_run_cache('rows_in_int_batch_commands', _qrepl_batch_has_rows_read, 'int_batch_commands')['*'] -%}
+    {%- if empty -%}
         {{ log("qrepl: batch " ~ qrepl_batch_id() ~ " has no commands: the models after the cut are not run", info=true) }}
     {%- endif -%}
-    {{ return(found.rows | length == 0) }}
+    {{ return(empty) }}
 {% endmacro %}

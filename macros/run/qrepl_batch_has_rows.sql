@@ -30,7 +30,9 @@
 
 {% macro _qrepl_batch_has_rows_read(source_name) %}
     {#- A reader for qrepl_run_cache: qrepl_batch_has_rows' one query over `source_name` for
-        every mart that names it in meta.qrepl_rows_from. -#}
+        every mart that names it in meta.qrepl_rows_from, and under the key '*' whether the
+        batch has any row there at all (qrepl_batch_is_empty asks that of int_batch_commands,
+        in this same query). -#}
     {%- set ns = namespace(askers=[]) -%}
     {%- for node in graph.nodes.values() | sort(attribute='name') if node.resource_type == 'model' -%}
         {%- set meta = node.config.meta or {} -%}
@@ -38,18 +40,18 @@
             {%- do ns.askers.append((node.name, meta.get('qrepl_rows_where'))) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set source = _qrepl_model_node(source_name) -%}
-    {%- set relation = adapter.get_relation(database=none, schema=source.schema, identifier=source.alias) -%}
+    {%- do ns.askers.append(('*', 'true')) -%}
+    {%- set source = qrepl_relation(source_name) -%}
     {%- set answers = {} -%}
-    {%- if relation is none -%}
+    {%- if adapter.get_relation(database=none, schema=source.schema, identifier=source.identifier) is none -%}
         {%- for name, condition in ns.askers -%}{%- do answers.update({name: false}) -%}{%- endfor -%}
         {{ return(answers) }}
     {%- endif -%}
     {%- set columns = [] -%}
     {%- for name, condition in ns.askers -%}
-        {%- do columns.append('coalesce(max(' ~ condition ~ '), false) as ' ~ name) -%}
+        {%- do columns.append('coalesce(max(' ~ condition ~ '), false)') -%}
     {%- endfor -%}
-    {%- set found = run_query('select ' ~ columns | join(', ') ~ ' from ' ~ relation
+    {%- set found = run_query('select ' ~ columns | join(', ') ~ ' from ' ~ source
         ~ ' where batch_id = ' ~ (qrepl_batch_id() | int)).rows[0] -%}
     {%- for name, condition in ns.askers -%}
         {%- do answers.update({name: found[loop.index0] in [true, 'true', 1]}) -%}

@@ -34,11 +34,19 @@
     {%- endcall -%}
     {%- set batch_id = qrepl_batch_id() -%}
     {%- set records = [] -%}
+    {#- per article, the snapshot examined as of now and its stamp_seq, kept for this run:
+        batch_applied's MERGE is recorded as examined only if it is that snapshot's child
+        (macro qrepl_stamp_own_merge) -#}
+    {%- set examined = qrepl_run_cache('stamp_examined', _qrepl_stamp_no_examined) -%}
+    {%- do examined.clear() -%}
     {%- for article in config['articles'] -%}
         {%- set record = _qrepl_stamp_article(article, stamps) -%}
         {%- if record is not none -%}
-            {%- do records.append("('" ~ article['name'] ~ "', " ~ record.examined ~ ", " ~ batch_id ~ ", "
-                ~ record.seq ~ ", " ~ record.stamped ~ ", current_timestamp())") -%}
+            {%- do examined.update({article['name']: {'snapshot': record.examined, 'seq': record.seq}}) -%}
+            {%- if not record.unchanged -%}
+                {%- do records.append("('" ~ article['name'] ~ "', " ~ record.examined ~ ", " ~ batch_id ~ ", "
+                    ~ record.seq ~ ", " ~ record.stamped ~ ", current_timestamp())") -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if records -%}
@@ -53,7 +61,9 @@
 
 {% macro _qrepl_stamp_article(article, stamps) %}
     {#- qrepl_stamp_publisher for one article: what to record (examined snapshot, stamp_seq,
-        rows stamped), or none when nothing was committed since the last stamp. -#}
+        rows stamped), with `unchanged` true when nothing was committed since the last stamp
+        (the last record then stands, and is returned only to be kept for the run), or none
+        when no snapshot can be recorded. -#}
     {%- set table = qrepl_article_relation(article) -%}
     {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
         ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
@@ -62,11 +72,11 @@
     {%- if current.rows | length == 0 -%}
         {#- a table with no snapshot yet (just created): its history starts here (0 stands for
             "before the first snapshot"), so every write to come is examined -#}
-        {{ return({'examined': 0, 'seq': (last[2] | int) + 1, 'stamped': 0} if since is none else none) }}
+        {{ return({'examined': 0, 'seq': (last[2] | int) + 1, 'stamped': 0, 'unchanged': false} if since is none else none) }}
     {%- endif -%}
     {%- set examined = current.rows[0][0] | int -%}
     {%- if since is not none and (since | int) == examined -%}
-        {{ return(none) }}
+        {{ return({'examined': examined, 'seq': last[2] | int, 'stamped': 0, 'unchanged': true}) }}
     {%- endif -%}
     {%- set keys = article['key'] -%}
     {%- set on = [] -%}
@@ -198,7 +208,13 @@
             {{ return(none) }}
         {%- endif -%}
     {%- endif -%}
-    {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped}) }}
+    {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped, 'unchanged': false}) }}
+{% endmacro %}
+
+
+{% macro _qrepl_stamp_no_examined() %}
+    {#- The empty start of qrepl_stamp_publisher's per-run record of what it examined. -#}
+    {{ return({}) }}
 {% endmacro %}
 
 

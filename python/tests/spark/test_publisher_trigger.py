@@ -152,61 +152,68 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
     assert actual == expected
 
 
-@pytest.mark.parametrize("outside", ["later", "just_before_the_merge", "just_after_the_merge"])
-def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around_it_still_is(spark, outside):
+def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around_it_still_is(spark):
     """batch_applied records its MERGE's snapshot as examined (macro qrepl_stamp_own_merge), so
     the next run's trigger does not read the rows the batch wrote. Only when nothing else can be
-    in that snapshot: an outside UPDATE (keeping the version) that lands just before or just
-    after the MERGE leaves it unrecorded, and the next run stamps the UPDATE. A later UPDATE that
-    keeps a version the batch itself wrote is stamped too. Each time the subscriber's next change
-    to the row meets a conflict, as the reference says."""
+    in that snapshot: an outside UPDATE (keeping the version) that lands after the run's start
+    and before the MERGE, or just after the MERGE, leaves it unrecorded, and the next run stamps
+    the UPDATE. A later UPDATE that keeps a version the batch itself wrote is stamped too. Three
+    batches on one publication, one per case; each time the subscriber's next change to the row
+    meets a conflict, as the reference says."""
     from qrepl.storage import faults
 
     p = {i: v() for i in range(1, 4)}
     sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_own_merge")
     spark_side, reference = SparkBackend(sc, "qrepl_trigger_own"), ReferenceBackend(sc)
     wh = spark_side.wh
+    article = wh.require_publication().articles[0]
     stamp_publisher(wh)
     for backend in (spark_side, reference):
         backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
         backend.run(T0)
     table = wh.table("customers")
-    n1 = v()
-    first = [tran("s1", "t1", upd(1, "s1-1", p[1], n1))]
-    for backend in (spark_side, reference):
-        backend.enqueue(queue_rows_for(sc, first, T0 + timedelta(minutes=1), {}, lambda s: 0))
+    minutes = iter(range(1, 100))
 
-    def outside_update(k: int, label: str) -> None:
-        spark.sql(f"update {table} set city = 'Paris' where customer_id = 2")
+    def both(transactions: list) -> None:
+        queued, ran = T0 + timedelta(minutes=next(minutes)), T0 + timedelta(minutes=next(minutes))
+        for backend in (spark_side, reference):
+            backend.enqueue(queue_rows_for(sc, transactions, queued, {}, lambda s: 0))
+            backend.run(ran)
 
-    if outside == "later":
-        spark_side.run(T0 + timedelta(minutes=2))
-        # the batch's MERGE is the table's current snapshot, and it counts as examined
-        assert wh.last_stamps()["customers"] == wh.article_snapshot(wh.require_publication().articles[0])
-        spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")  # keeps n1, the batch's version
-        changed, seen = 1, n1
-    else:
-        prefix = "model.qrepl.int_batch_commands" if outside == "just_before_the_merge" else \
-            "model.qrepl.batch_applied merge into"
-        faults.arm_at_label(prefix, outside_update)
-        try:
-            spark_side.run(T0 + timedelta(minutes=2))
-        finally:
-            faults.disarm()
-        assert wh.last_stamps()["customers"] != wh.article_snapshot(wh.require_publication().articles[0])
-        changed, seen = 2, p[2]
-    reference.run(T0 + timedelta(minutes=2))
-    kept = _versions(wh)[changed]
-    assert kept == seen  # the UPDATE kept the version; only the next run's trigger can tell
-    second = [tran("s1", "t2", upd(changed, "s1-again", seen, v()))]
-    spark_side.enqueue(queue_rows_for(sc, second, T0 + timedelta(minutes=3), {}, lambda s: 0))
-    spark_side.run(T0 + timedelta(minutes=4))
-    stamped = _versions(wh)[changed]
-    assert stamped not in (seen, None)
-    reference.publisher_changes([("customers", "U", row(changed, "Paris"), stamped)])
-    reference.enqueue(queue_rows_for(sc, second, T0 + timedelta(minutes=3), {}, lambda s: 0))
-    reference.run(T0 + timedelta(minutes=4))
-    actual, expected = normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
-    assert _conflict(actual, "t2") == "update_update"
-    assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]}[changed] == "Paris"
-    assert actual == expected
+    # the batch applies a change to row 3 each time; the outside UPDATE hits `changed`
+    cases = [("later", 1), ("just_before_the_merge", 2), ("just_after_the_merge", 1)]
+    for n, (outside, changed) in enumerate(cases):
+        seen = _versions(wh)[changed]
+        batch = [tran("s1", f"b{n}", upd(1, "s1-1", p[1], v()))] if outside == "later" else \
+            [tran("s1", f"b{n}", upd(3, f"s1-3-{n}", _versions(wh)[3], v()))]
+        if outside == "later":
+            both(batch)
+            # the batch's MERGE is the table's current snapshot, and it counts as examined
+            assert wh.last_stamps()["customers"] == wh.article_snapshot(article)
+            seen = _versions(wh)[changed]  # the batch's own version
+            spark.sql(f"update {table} set city = 'Paris{n}' where customer_id = {changed}")
+        else:
+            prefix = "model.qrepl.int_batch_commands" if outside == "just_before_the_merge" else \
+                "model.qrepl.batch_applied merge into"
+            faults.arm_at_label(prefix, lambda k, label, c=changed, n=n: spark.sql(
+                f"update {table} set city = 'Paris{n}' where customer_id = {c}"))
+            try:
+                both(batch)
+            finally:
+                faults.disarm()
+            assert wh.last_stamps()["customers"] != wh.article_snapshot(article), outside
+        assert _versions(wh)[changed] == seen, outside  # the UPDATE kept the version; only the trigger can tell
+        tran_id = f"c{n}"
+        second = [tran("s1", tran_id, upd(changed, f"s1-again-{n}", seen, v()))]
+        queued, ran = T0 + timedelta(minutes=next(minutes)), T0 + timedelta(minutes=next(minutes))
+        spark_side.enqueue(queue_rows_for(sc, second, queued, {}, lambda s: 0))
+        spark_side.run(ran)
+        stamped = _versions(wh)[changed]
+        assert stamped not in (seen, None), outside
+        reference.publisher_changes([("customers", "U", row(changed, f"Paris{n}"), stamped)])
+        reference.enqueue(queue_rows_for(sc, second, queued, {}, lambda s: 0))
+        reference.run(ran)
+        actual, expected = normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
+        assert _conflict(actual, tran_id) == "update_update", outside
+        assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]}[changed] == f"Paris{n}", outside
+        assert actual == expected, outside
