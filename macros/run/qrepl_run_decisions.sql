@@ -16,7 +16,8 @@
           subscriptions_written whether it writes reinit_pending into subscriptions
           models_skipped       the models this run did not run (meta qrepl_skip_when): after
                                the cut when the batch is empty, and a mart with no row for
-                               the batch (qrepl_batch_has_rows) -#}
+                               the batch (qrepl_batch_has_rows), as the incremental
+                               materialization recorded them -#}
     {%- if not qrepl_is_running() -%}
         {{ return(none) }}
     {%- endif -%}
@@ -32,16 +33,10 @@
     {%- else -%}
         {%- set queue_read = 'whole queue' -%}
     {%- endif -%}
-    {%- set skipped = [] -%}
-    {%- for node in graph.nodes.values() | sort(attribute='name') if node.resource_type == 'model' -%}
-        {%- set when = (node.config.meta or {}).get('qrepl_skip_when') -%}
-        {%- if (when == 'nothing_new_queued' and nothing_new) or (when in ['batch_is_empty', 'no_rows_for_batch'] and empty)
-              or (when == 'no_rows_for_batch' and not qrepl_batch_has_rows(node.name)) -%}
-            {%- if adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) is not none -%}
-                {%- do skipped.append(node.name) -%}
-            {%- endif -%}
-        {%- endif -%}
-    {%- endfor -%}
+    {#- recorded by the incremental materialization as it skipped each model: this model
+        runs after all of them. Not re-asked here: on the run that creates a table the model
+        runs whatever the answer -#}
+    {%- set skipped = qrepl_run_cache('models_skipped', _qrepl_no_model_skipped) | sort -%}
     {%- set decisions = {
         'queue_read': queue_read,
         'queue_snapshot_id': position.snapshot,

@@ -61,8 +61,9 @@ def _setup(spark, publication: dict) -> Warehouse:
 def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     wh = _setup(spark, PUBLICATION)
 
-    # the first run creates every table, though nothing is queued yet
+    # the first run creates every table, though nothing is queued yet, and says it skipped none
     assert _not_run(run_queue_reader(SCHEMA)) == set()
+    assert _decisions(wh)["models_skipped"] == []
     first = _command(1, 1, V(1), V(101))
     stale = _command(2, 2, V(99), V(102))  # a conflict: publisher wins
     wh.append_queue([first, stale])
