@@ -28,7 +28,7 @@
         subscriber's conflicts above its mark, however old (a subscriber offline for longer
         than the retention still receives them); a dropped subscriber's are purged. -#}
     {%- set marks = qrepl_relation('conflict_deliveries') -%}
-    {%- set has_marks = adapter.get_relation(database=none, schema=marks.schema, identifier=marks.identifier) is not none -%}
+    {%- set has_marks = qrepl_relation_exists(marks) -%}
     conflict_id not in (
         select undelivered.conflict_id
         from {{ this }} as undelivered

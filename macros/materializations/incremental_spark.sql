@@ -37,7 +37,7 @@
   {%- endif -%}
   {#- for queue_reader_history.decisions (macro qrepl_run_decisions), which runs after every
       model that can be skipped -#}
-  {%- do qrepl_run_cache('models_skipped', _qrepl_no_model_skipped).append(model.name) -%}
+  {%- do qrepl_run_state('models_skipped', []).append(model.name) -%}
   {{ run_hooks(post_hooks) }}
   {%- call noop_statement('main', 'NOTHING TO WRITE') -%}
     -- batch {{ qrepl_batch_id() }}: {{ skip_when | replace('_', ' ') }}, so this model was not run
@@ -45,8 +45,3 @@
   {{ return({'relations': [this]}) }}
 {%- endmaterialization -%}
 
-
-{% macro _qrepl_no_model_skipped() %}
-    {#- The empty start of the run's list of models the incremental materialization skipped. -#}
-    {{ return([]) }}
-{% endmacro %}

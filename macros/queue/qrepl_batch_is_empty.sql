@@ -17,7 +17,7 @@
     {#- qrepl_batch_is_empty's answer, from the one query qrepl_batch_has_rows makes of
         int_batch_commands for this batch (its key '*': any row at all), so that table is
         asked once per run for both. -#}
-    {%- set empty = not qrepl_run_cache('rows_in_int_batch_commands', _qrepl_batch_has_rows_read, 'int_batch_commands')['*'] -%}
+    {%- set empty = not _qrepl_batch_rows('int_batch_commands')['*'] -%}
     {%- if empty -%}
         {{ log("qrepl: batch " ~ qrepl_batch_id() ~ " has no commands: the models after the cut are not run", info=true) }}
     {%- endif -%}

@@ -24,8 +24,8 @@
 {% macro _qrepl_last_queue_snapshot(table) %}
     {#- The queue snapshot the latest batch that recorded one read, if every snapshot of the
         queue since then is an append still in its history; none otherwise. -#}
-    {%- set log = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='int_batch_commands') -%}
-    {%- if log is none -%}
+    {%- set log = qrepl_relation('int_batch_commands') -%}
+    {%- if not qrepl_relation_exists(log) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set names = adapter.get_columns_in_relation(log) | map(attribute='name') | map('lower') | list -%}

@@ -15,8 +15,14 @@
     {%- endif -%}
     {%- set node = _qrepl_model_node(model_name) -%}
     {%- set source_name = node.config.meta.qrepl_rows_from -%}
-    {%- set answers = qrepl_run_cache('rows_in_' ~ source_name, _qrepl_batch_has_rows_read, source_name) -%}
-    {{ return(answers[model_name]) }}
+    {{ return(_qrepl_batch_rows(source_name)[model_name]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_rows(source_name) %}
+    {#- The answers of the one query over `source_name` for this run (qrepl_run_cache): per mart
+        that reads it, and '*' for any row of the batch at all. -#}
+    {{ return(qrepl_run_cache('rows_in_' ~ source_name, _qrepl_batch_has_rows_read, source_name)) }}
 {% endmacro %}
 
 
@@ -43,7 +49,7 @@
     {%- do ns.askers.append(('*', 'true')) -%}
     {%- set source = qrepl_relation(source_name) -%}
     {%- set answers = {} -%}
-    {%- if adapter.get_relation(database=none, schema=source.schema, identifier=source.identifier) is none -%}
+    {%- if not qrepl_relation_exists(source) -%}
         {%- for name, condition in ns.askers -%}{%- do answers.update({name: false}) -%}{%- endfor -%}
         {{ return(answers) }}
     {%- endif -%}

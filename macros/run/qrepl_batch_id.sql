@@ -13,8 +13,8 @@
 
 {% macro _qrepl_batch_id_read() %}
     {#- qrepl_batch_id's read of queue_reader_history. -#}
-    {%- set history = adapter.get_relation(database=none, schema=_qrepl_identifier(target.schema, 'schema'), identifier='queue_reader_history') -%}
-    {%- if history is none -%}
+    {%- set history = qrepl_relation('queue_reader_history') -%}
+    {%- if not qrepl_relation_exists(history) -%}
         {{ return(1) }}
     {%- endif -%}
     {%- set result = run_query('select coalesce(max(batch_id), 0) + 1 from ' ~ history) -%}

@@ -6,14 +6,21 @@
         invocation's id, so a later invocation in the same process (qrepl runs several) reads
         them again. Each read costs a Spark job on an Iceberg table (0.1-0.3 s warm), and 15
         nodes asked for them. `read(argument)` when an argument is given. -#}
+    {%- set values = _qrepl_run_values() -%}
+    {%- if key not in values -%}
+        {%- do values.update({key: read() if argument is none else read(argument)}) -%}
+    {%- endif -%}
+    {{ return(values[key]) }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_values() %}
+    {#- This invocation's dict of per-run values (qrepl_run_cache, qrepl_run_state), in dbt's
+        `graph` context variable under the invocation id; an earlier invocation's are dropped. -#}
     {%- set runs = graph.setdefault('qrepl_run_cache', {}) -%}
     {%- if invocation_id not in runs -%}
         {%- do runs.clear() -%}
-        {%- do runs.update({invocation_id: {}}) -%}
+        {%- do runs.setdefault(invocation_id, {}) -%}
     {%- endif -%}
-    {%- set cache = runs[invocation_id] -%}
-    {%- if key not in cache -%}
-        {%- do cache.update({key: read() if argument is none else read(argument)}) -%}
-    {%- endif -%}
-    {{ return(cache[key]) }}
+    {{ return(runs[invocation_id]) }}
 {% endmacro %}

@@ -36,7 +36,7 @@
     {#- recorded by the incremental materialization as it skipped each model: this model
         runs after all of them. Not re-asked here: on the run that creates a table the model
         runs whatever the answer -#}
-    {%- set skipped = qrepl_run_cache('models_skipped', _qrepl_no_model_skipped) | sort -%}
+    {%- set skipped = qrepl_run_state('models_skipped', []) | sort -%}
     {%- set decisions = {
         'queue_read': queue_read,
         'queue_snapshot_id': position.snapshot,

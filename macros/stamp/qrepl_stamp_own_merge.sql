@@ -18,8 +18,8 @@
         from that id on is fresh and needs no look-up, and this batch's versions are held in
         the table as of the recorded snapshot, so a later writer that keeps one of them is
         still stamped. -#}
-    {%- set start = qrepl_run_cache('stamp_examined', _qrepl_stamp_no_examined).get(article['name']) -%}
-    {%- if start is none or start.snapshot == 0 -%}
+    {%- set start = qrepl_run_state('stamp_examined', {}).get(article['name']) -%}
+    {%- if start is none -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set table = qrepl_article_relation(article) -%}

@@ -37,7 +37,7 @@
     {#- per article, the snapshot examined as of now and its stamp_seq, kept for this run:
         batch_applied's MERGE is recorded as examined only if it is that snapshot's child
         (macro qrepl_stamp_own_merge) -#}
-    {%- set examined = qrepl_run_cache('stamp_examined', _qrepl_stamp_no_examined) -%}
+    {%- set examined = qrepl_run_state('stamp_examined', {}) -%}
     {%- do examined.clear() -%}
     {%- for article in config['articles'] -%}
         {%- set record = _qrepl_stamp_article(article, stamps) -%}
@@ -129,7 +129,7 @@
             {%- set unstamped = none -%}
         {%- else -%}
             {%- set batch_log = qrepl_relation('int_batch_commands') -%}
-            {%- set log_exists = adapter.get_relation(database=none, schema=batch_log.schema, identifier=batch_log.identifier) is not none -%}
+            {%- set log_exists = qrepl_relation_exists(batch_log) -%}
             {%- set fresh -%}
                 {%- if log_exists and last[1] is not none -%}
                     select distinct new_version from {{ batch_log }} where batch_id >= {{ last[1] | int }} and new_version is not null
@@ -211,11 +211,6 @@
     {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped, 'unchanged': false}) }}
 {% endmacro %}
 
-
-{% macro _qrepl_stamp_no_examined() %}
-    {#- The empty start of qrepl_stamp_publisher's per-run record of what it examined. -#}
-    {{ return({}) }}
-{% endmacro %}
 
 
 {% macro _qrepl_stamp_drop_views(view) %}
