@@ -8,8 +8,9 @@ Each operation is first run uninterrupted from a checkpoint of every table it ca
 rerun from the checkpoint failing right after write K, and rerun once more as the recovery
 (unless K was its last write: the operation is then complete). The tables must then equal
 the uninterrupted result. The two publication changes fail at one write each in CI (the
-first ALTER of a table: the table changed, nothing recorded), distribution at every 4th write
-and its last (python_layer_ops.CI_EVERY), every operation at every write in `make faults`.
+first ALTER of a table: the table changed, nothing recorded), distribution at every 8th write,
+reinitialization and subscription add at every other write, each also at its last
+(python_layer_ops.CI_EVERY); every operation at every write in `make faults`.
 """
 
 from __future__ import annotations
