@@ -212,7 +212,6 @@
 {% endmacro %}
 
 
-
 {% macro _qrepl_stamp_drop_views(view) %}
     {#- The stamp's cached temporary views of one article (`view` and `view`_judged): uncached
         and dropped, at the end of a stamp and before one (a stamp that failed earlier in the

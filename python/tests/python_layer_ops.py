@@ -147,7 +147,7 @@ CI_POINTS = {"publish_in_place": "add column msrepl_tran_version", "add_column":
 # the longer write paths fail in CI at every n-th write from the first, and at their last; in
 # `make faults` at every one. Distribution's is the longest (17 writes for this workload, 8
 # minutes at every point: in CI 1, 9, 17); reinitialization and subscription add fail at every
-# other write (each about 40 s of CI at every point)
+# other write (80 and 52 s of CI at every point, stop 51's junit)
 CI_EVERY = {"distribute": 8, "reinitialize": 2, "subscription_add": 2}
 # rerunning these after a failure is not a no-op by design: a captured transaction the caller
 # saw fail is retried by the caller (a new transaction); the checks below say what converges
