@@ -2,10 +2,10 @@
     {#- Where the queue stands for this run: `snapshot`, the queue snapshot the batch reads
         (none: nothing was ever appended to the queue), and `since`, the snapshot the latest
         batch read if the queue has had only appends since (none otherwise: see
-        qrepl_queue_rows_view). Read once per run (qrepl_run_cache): first by
+        qrepl_queue_rows). Read once per run (qrepl_run_cache): first by
         int_batch_subscriptions' materialization (macro qrepl_nothing_new_queued), so the
         queue's snapshot is fixed before the subscriptions are copied, then by
-        int_batch_commands' pre-hook. -#}
+        stg_replication_queue's read and int_batch_commands' pre-hook. -#}
     {{ return(qrepl_run_cache('queue_position', _qrepl_queue_position_read)) }}
 {% endmacro %}
 

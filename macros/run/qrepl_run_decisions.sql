@@ -6,7 +6,7 @@
         more for it.
           queue_read           'never appended', 'nothing new', 'appends since snapshot' (an
                                Iceberg changelog from since_snapshot_id) or 'whole queue', each
-                               as of queue_snapshot_id (macro qrepl_queue_rows_view)
+                               as of queue_snapshot_id (macro qrepl_queue_rows)
           batch_empty          the batch has no command: every per-batch model is skipped
           followers            candidates that follow another on their publisher row
                                (qrepl_batch_followers); 0 is an uncoupled batch

@@ -3,7 +3,7 @@
         materialized='incremental',
         incremental_strategy='append',
         on_schema_change='append_new_columns',
-        pre_hook="{{ qrepl_queue_rows_view() }}",
+        pre_hook="{{ qrepl_queue_changelog_view() }}",
         full_refresh=false,
         meta={'qrepl_skip_when': 'nothing_new_queued'},
     )
@@ -13,7 +13,8 @@
    python/qrepl/core/model.py, in the same order); a command failing a check quarantines its whole
    transaction. Byte-identical copies of a queued command collapse to one. The queue is read
    as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
-   appended since the last batch's snapshot (macros/queue/qrepl_queue_rows_view.sql).
+   appended since the last batch's snapshot (macros/queue/qrepl_queue_rows.sql; the pre-hook
+   makes Iceberg's changelog view that read uses, in this model's session).
    The publisher is read here, once per batch: each command carries its row's state at the
    cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
    resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run

@@ -1,15 +1,14 @@
-{{ config(materialized='table') }}
--- Decides docs/spec.md 5.4 (A transaction sees its own writes).
--- One row per (transaction, publisher row) of the current batch: what the transaction expects
--- of the row when it first touches it, what it leaves there, and whether it already
--- conflicts with its own writes, and the publisher's state of the row when the batch was cut
--- (`root_*`, the same on every command of a row). These are the candidates the resolution
--- chains.
--- Grouped by (tran_pos, article, row_key) alone: the sequencing's window has already sorted
--- the rows that way, so the grouping adds no sort. What the transaction expects is its first
--- command's on the row (min_by), what it leaves its last command's (max_by); every other
--- column is the same on all commands of a group (the transaction's, or the row's state at
--- the cut), hence any_value.
+/* Decides docs/spec.md 5.4 (A transaction sees its own writes).
+   One row per (transaction, publisher row) of the current batch: what the transaction expects
+   of the row when it first touches it, what it leaves there, and whether it already
+   conflicts with its own writes, and the publisher's state of the row when the batch was cut
+   (`root_*`, the same on every command of a row). These are the candidates the resolution
+   chains.
+   Grouped by (tran_pos, article, row_key) alone: the sequencing's window has already sorted
+   the rows that way, so the grouping adds no sort. What the transaction expects is its first
+   command's on the row (min_by), what it leaves its last command's (max_by); every other
+   column is the same on all commands of a group (the transaction's, or the row's state at
+   the cut), hence any_value. */
 
 with
 

@@ -2,11 +2,10 @@ with
 
 replication_queue as (
 
-    -- qrepl_queue_rows: the queue as of one snapshot, only the rows appended since the last
-    -- batch's snapshot when that is safe; made by int_batch_commands' pre-hook (macro
-    -- macros/queue/qrepl_queue_rows_view.sql) in the session the model runs in
-    -- depends_on: {{ source('qrepl', 'replication_queue') }}
-    select * from qrepl_queue_rows
+    -- the queue as of one snapshot: only the rows appended since the last batch's snapshot
+    -- when the queue has had only appends since, else the whole queue (macro qrepl_queue_rows;
+    -- which read a run made is in queue_reader_history.decisions)
+    {{ qrepl_queue_rows(source('qrepl', 'replication_queue')) }}
 
 ),
 

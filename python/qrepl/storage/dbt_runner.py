@@ -15,7 +15,7 @@ class DbtError(RuntimeError):
 
 
 def _model_progress(progress):
-    """A dbt event callback: one line per finished model ('[3/12] int_transaction_rows OK (1.2 s)')
+    """A dbt event callback: one line per finished model ('[3/12] int_batch_transactions OK (1.2 s)')
     and the macros' own `qrepl: ...` log lines."""
     def callback(event) -> None:
         if event.info.name == "JinjaLogInfo" and event.data.msg.startswith("qrepl: "):

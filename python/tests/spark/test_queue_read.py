@@ -1,10 +1,12 @@
-"""How a batch reads the queue (macros/queue/qrepl_queue_rows_view.sql, qrepl_queue_rows): as of one snapshot,
+"""How a batch reads the queue (macros/queue/qrepl_queue_rows.sql, qrepl_queue_changelog_view): as of one snapshot,
 and after the first batch only the rows appended since the snapshot the last batch read, so a
 small batch does not pay for the queue's whole history. When the queue was rewritten or its
 snapshots expired in between, the whole queue is read instead. Either way each queued command
 is taken by exactly one batch, and a command delivered again is not taken twice."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
@@ -24,10 +26,18 @@ def _setup(spark) -> Warehouse:
 
 
 def _run(wh: Warehouse) -> int:
-    """One queue-reader run; how many queue rows its batch cut read (the session's
-    `qrepl_queue_rows`, made by int_batch_commands' pre-hook)."""
+    """One queue-reader run; how many queue rows its batch cut read. The run records which read
+    it made (queue_reader_history.decisions.queue_read); an append-only read is Iceberg's
+    changelog view `qrepl_queue_appended`, which int_batch_commands' pre-hook made in this
+    (embedded) session, and a whole read is the queue as of the snapshot the run records."""
     run_queue_reader(SCHEMA)
-    return wh.spark.sql("select count(*) from qrepl_queue_rows").first()[0]
+    latest = max(wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])
+    decided = json.loads(latest["decisions"])
+    if decided["queue_read"] == "appends since snapshot":
+        return wh.spark.sql("select count(*) from qrepl_queue_appended where _change_type = 'INSERT'").first()[0]
+    assert decided["queue_read"] == "whole queue", decided
+    return wh.spark.sql(f"select count(*) from {SCHEMA}.replication_queue "
+                        f"version as of {decided['queue_snapshot_id']}").first()[0]
 
 
 def _taken(wh: Warehouse) -> dict[str, list[int]]:

@@ -1,5 +1,5 @@
 """The batch cut reads the queue by the columns documented on the dbt source
-(macros/queue/qrepl_queue_rows_view.sql, _qrepl_queue_columns): they must be the columns the Python layer
+(macros/queue/qrepl_queue_rows.sql, _qrepl_queue_columns): they must be the columns the Python layer
 writes, in the same order, or a queued value would never reach a batch."""
 
 from pathlib import Path
