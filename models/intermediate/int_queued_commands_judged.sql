@@ -2,6 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='append_new_columns',
         full_refresh=false,
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
@@ -9,10 +10,18 @@
 /* One row per valid command of the batch, judged against the state it meets (docs/spec.md §5):
    a transaction's first command on a row meets what the last applied transaction left there
    (or the publisher's row before the batch), a later one meets the transaction's own write.
-   Carries the transaction's outcome and whether this command's conflict is logged.
+   Carries the transaction's outcome and whether this command's conflict is logged. The
+   batch's decisions are made in this statement (the resolution, int_transactions_resolved,
+   is ephemeral) and stored here, once, with every command: a rerun after a crash finds
+   them here and does not decide again, and publisher_changes takes each row's net change
+   from the applied transactions' last commands (`is_last_on_row`, with the row's state at
+   the cut, `root_*`).
    Decides docs/spec.md 5.2 (Judging a command), 5.5 (publisher_wins), 5.6 (publisher_wins_reinit), 5.7 (subscriber_wins). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
+/* a row state: the publisher's at the batch cut, and the one a command leaves */
+{%- set root_state = "named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row)" -%}
+{%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', typed_row)" -%}
 
 with
 
@@ -22,64 +31,51 @@ int_queued_commands_sequenced as (
 
 ),
 
-int_transaction_rows as (
-
-    select * from {{ ref('int_transaction_rows') }}
-
-),
-
 int_transactions_resolved as (
 
+    -- read once in this statement: the resolution is ephemeral, so each read would decide
+    -- the batch again
     select * from {{ ref('int_transactions_resolved') }}
-    where batch_id = {{ batch_id }}
 
 ),
 
-row_states as (
+commands as (
 
     select
-        int_transaction_rows.article,
-        int_transaction_rows.row_key,
-        int_transaction_rows.tran_pos as pos,
-        int_transactions_resolved.is_applied,
-        named_struct(
-            'row_exists', not int_transaction_rows.produces_absent,
-            'version', int_transaction_rows.produced_version,
-            'row_image', int_transaction_rows.produced_row
-        ) as state_after,
-        named_struct(
-            'row_exists', int_transaction_rows.root_exists,
-            'version', int_transaction_rows.root_version,
-            'row_image', int_transaction_rows.root_row
-        ) as root_state
-    from int_transaction_rows
+        int_queued_commands_sequenced.*,
+        int_transactions_resolved.is_applied
+    from int_queued_commands_sequenced
     inner join int_transactions_resolved
-        on int_transaction_rows.tran_pos = int_transactions_resolved.tran_pos
+        on int_queued_commands_sequenced.tran_pos = int_transactions_resolved.tran_pos
 
 ),
 
-state_before_transactions as (
+state_before_commands as (
 
-    -- the state the last applied earlier transaction left on the row, or the publisher's
-    -- state at the batch cut when there is none; in a batch where no row has two live
-    -- transactions (macro qrepl_batch_is_coupled) that is always the state at the cut, and
-    -- the window over the rows is left out
+    -- a transaction's first command on a row meets the state the last applied earlier
+    -- transaction left on the row (its last command there), or the publisher's state at the
+    -- batch cut when there is none. Ordered by (tran_pos, command_seq), the commands before a
+    -- transaction's first one on a row are exactly the earlier transactions'. In a batch
+    -- where no row has two live transactions (macro qrepl_batch_is_coupled) that state is
+    -- always the cut's, and the window over the rows is left out
     select
-        article,
-        row_key,
-        pos as tran_pos,
-        {% if not qrepl_batch_is_coupled() -%}
-            root_state as state_before
-        {%- else -%}
-            coalesce(
-                last(case when is_applied then state_after end, true) over (
-                    partition by {{ qrepl_row_partition() }} order by pos
-                    rows between unbounded preceding and 1 preceding
-                ),
-                root_state
-            ) as state_before
-        {%- endif %}
-    from row_states
+        commands.*,
+        case
+            when step_on_row = 1
+                then
+                    {% if not qrepl_batch_is_coupled() -%}
+                        {{ root_state }}
+                    {%- else -%}
+                        coalesce(
+                            last(case when is_applied and is_last_on_row then {{ left_state }} end, true) over (
+                                partition by {{ qrepl_row_partition() }} order by tran_pos, command_seq
+                                rows between unbounded preceding and 1 preceding
+                            ),
+                            {{ root_state }}
+                        )
+                    {%- endif %}
+        end as state_before
+    from commands
 
 ),
 
@@ -99,17 +95,20 @@ commands_judged as (
         commands.typed_row,
         commands.step_on_row,
         commands.prejudged_outcome,
-        resolved.is_applied,
+        commands.is_applied,
+        commands.is_last_on_row,
+        commands.root_exists,
+        commands.root_version,
         case
-            when commands.step_on_row = 1 then before.state_before.row_exists
+            when commands.step_on_row = 1 then commands.state_before.row_exists
             else commands.previous_op <> 'D'
         end as met_row_exists,
         case
-            when commands.step_on_row = 1 then before.state_before.version
+            when commands.step_on_row = 1 then commands.state_before.version
             else commands.previous_new_version
         end as met_version,
         case
-            when commands.step_on_row = 1 then before.state_before.row_image
+            when commands.step_on_row = 1 then commands.state_before.row_image
             else commands.previous_typed_row
         end as met_row,
         case
@@ -118,24 +117,13 @@ commands_judged as (
                 then
                     {{ judge_command(
                         'commands.op',
-                        'before.state_before.row_exists',
-                        'before.state_before.version',
+                        'commands.state_before.row_exists',
+                        'commands.state_before.version',
                         'commands.old_version',
                     ) }}
             else commands.own_write_conflict_type
         end as conflict_type
-    -- the commands come partitioned by tran_pos alone from their sequencing, and every join
-    -- and window here is by transaction: they are not shuffled again. So the join to the
-    -- row states is on tran_pos, and the row is matched in a condition Spark keeps out of
-    -- the join keys (the coalesce): as join keys, article and row_key would make Spark
-    -- shuffle the commands by all three (docs/stack.md note 21)
-    from int_queued_commands_sequenced as commands
-    left join state_before_transactions as before
-        on
-            commands.tran_pos = before.tran_pos
-            and coalesce(commands.article = before.article and commands.row_key = before.row_key, false)
-    inner join int_transactions_resolved as resolved
-        on commands.tran_pos = resolved.tran_pos
+    from state_before_commands as commands
 
 ),
 
@@ -203,6 +191,9 @@ final as (
         new_version,
         typed_row,
         step_on_row,
+        is_last_on_row,
+        root_exists,
+        root_version,
         is_applied,
         met_row_exists,
         met_version,

@@ -53,7 +53,11 @@ sequenced as (
         ) as previous_new_version,
         lag(typed_row) over (
             partition by tran_pos, article, row_key order by command_seq
-        ) as previous_typed_row
+        ) as previous_typed_row,
+        -- the transaction's last command on the row: what it leaves there
+        lead(command_seq) over (
+            partition by tran_pos, article, row_key order by command_seq
+        ) is null as is_last_on_row
     from batch_commands
 
 ),

@@ -1,14 +1,8 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        full_refresh=false,
-        meta={'qrepl_skip_when': 'batch_is_empty'},
-    )
-}}
 /* One row per valid transaction of the batch: its processing position and whether the
-   sequential reader would apply it (docs/architecture.md §5). Kept per batch so a rerun
-   after a crash finishes the batch as it was decided.
+   sequential reader would apply it (docs/architecture.md §5). Ephemeral: decided inside the
+   judging's statement (int_queued_commands_judged, its only reader), which stores the
+   decisions with every command; every input is frozen with the batch, so deciding again
+   after a crash before the judging was written decides the same.
 
    Under subscriber_wins every live transaction is applied (the steps below are defined but
    never read). A batch in which no publisher row has two candidates (macro
@@ -363,7 +357,6 @@ final as (
     from int_batch_transactions
     left join resolved
         on int_batch_transactions.tran_pos = resolved.tran_pos
-    where {{ batch_not_yet_written(batch_id) }}
 
 )
 

@@ -1,4 +1,4 @@
-{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_transactions_resolved',
+{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
                 'qrepl_rows_where': "is_applied"}) }}
 /* One row per publisher row a batch changed: its net new state, and the state the batch
    resolved it against (`expected_exists`, `expected_version`). `batch_applied` merges the
@@ -9,50 +9,42 @@
 
 with
 
-int_transaction_rows as (
+int_queued_commands_judged as (
 
-    select * from {{ ref('int_transaction_rows') }}
-    where batch_id = {{ batch_id }}
-
-),
-
-int_transactions_resolved as (
-
-    select * from {{ ref('int_transactions_resolved') }}
-    where batch_id = {{ batch_id }} and {{ qrepl_rows_where() }}
+    -- the applied transactions' last command on each of their rows: what each leaves there
+    select * from {{ ref('int_queued_commands_judged') }}
+    where batch_id = {{ batch_id }} and {{ qrepl_rows_where() }} and is_last_on_row
 
 ),
 
 applied_rows as (
 
     select
-        int_transaction_rows.*,
+        int_queued_commands_judged.*,
         row_number() over (
-            partition by {{ qrepl_row_partition('int_transaction_rows') }}
-            order by int_transaction_rows.tran_pos desc
+            partition by {{ qrepl_row_partition() }}
+            order by tran_pos desc
         ) as newest_first
-    from int_transaction_rows
-    inner join int_transactions_resolved
-        on int_transaction_rows.tran_pos = int_transactions_resolved.tran_pos
+    from int_queued_commands_judged
 
 ),
 
 final as (
 
     select
-        applied_rows.batch_id,
-        applied_rows.article,
-        applied_rows.row_key,
-        case when applied_rows.produces_absent then 'delete' else 'upsert' end as change_op,
-        applied_rows.produced_row as row,
-        applied_rows.produced_version as msrepl_tran_version,
-        applied_rows.subscriber as changed_by,
-        applied_rows.tran_id,
-        applied_rows.root_exists as expected_exists,
-        applied_rows.root_version as expected_version,
+        batch_id,
+        article,
+        row_key,
+        case when op = 'D' then 'delete' else 'upsert' end as change_op,
+        typed_row as row,
+        new_version as msrepl_tran_version,
+        subscriber as changed_by,
+        tran_id,
+        root_exists as expected_exists,
+        root_version as expected_version,
         {{ qrepl_batch_time() }} as changed_at
     from applied_rows
-    where applied_rows.newest_first = 1 and {{ batch_not_yet_written(batch_id) }}
+    where newest_first = 1 and {{ batch_not_yet_written(batch_id) }}
 
 )
 

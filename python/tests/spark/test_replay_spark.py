@@ -56,7 +56,7 @@ class _SparkBackendReadingPaths(SparkBackend):
         passes = "states_1 as (" in resolution
         folded = "fold.folded_decisions" in resolution
         assert folded or not passes
-        self.paths.append((passes, folded, "last(case when is_applied then state_after end" in judging))
+        self.paths.append((passes, folded, "last(case when is_applied and is_last_on_row" in judging))
 
 
 @pytest.mark.parametrize("fold_alone_up_to, coupled_path", [
