@@ -23,7 +23,7 @@ batch_commands as (
 
     -- partitioned by tran_pos alone: that one shuffle serves the windows below (by
     -- transaction and row), int_transaction_rows' grouping, and int_queued_commands_judged's
-    -- joins and window, which are all by transaction (docs/stack.md note 21). The lookup of
+    -- join to the decisions and its windows by transaction (docs/stack.md note 21). The lookup of
     -- tran_pos joins on (tran_id, subscriber), in that order, so its sorts are led by the
     -- column that tells transactions apart (note 22)
     select
