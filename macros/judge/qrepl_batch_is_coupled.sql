@@ -2,7 +2,7 @@
     {#- Whether some publisher row of the batch has more than one candidate (live transaction
         touching it), so that one transaction's decision can depend on another's. Without
         such a row every candidate meets its row as the batch cut found it:
-        int_transactions_resolved is its pass 0 alone and int_queued_commands_judged needs no
+        the resolution is its pass 0 alone and int_queued_commands_judged needs no
         window over the rows (the uncoupled fast path). Outside a run (compile, docs, parse)
         and in a dbt unit test the answer is true: the general statements, exact for every
         batch. -#}

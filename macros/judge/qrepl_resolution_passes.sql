@@ -1,5 +1,5 @@
 {% macro qrepl_resolution_passes() %}
-    {#- How many set-based passes int_transactions_resolved runs after pass 0: none for a batch
+    {#- How many set-based passes int_resolution_passes runs after pass 0: none for a batch
         without a shared row (the uncoupled fast path) or under subscriber_wins, none for a
         coupled batch with at most qrepl_fold_alone_limit() candidates that follow another on
         their row (the fold of that remainder costs less than two more passes), else 2. Each

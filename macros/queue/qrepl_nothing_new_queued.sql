@@ -11,8 +11,7 @@
 
 {% macro _qrepl_nothing_new_queued_read() %}
     {#- qrepl_nothing_new_queued's answer, logged once per run. -#}
-    {%- set position = qrepl_queue_position() -%}
-    {%- set nothing = position.snapshot is none or position.since == position.snapshot -%}
+    {%- set nothing = qrepl_queue_position().read in ('never appended', 'nothing new') -%}
     {%- if nothing -%}
         {{ log("qrepl: nothing queued since the last batch: the batch cut is not run", info=true) }}
     {%- endif -%}

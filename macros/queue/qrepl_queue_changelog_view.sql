@@ -8,7 +8,7 @@
         {{ return('') }}
     {%- endif -%}
     {%- set position = qrepl_queue_position() -%}
-    {%- if position.snapshot is none or position.since is none or position.since == position.snapshot -%}
+    {%- if position.read != 'appends since snapshot' -%}
         {{ return('') }}
     {%- endif -%}
     {{ return("call spark_catalog.system.create_changelog_view(table => '" ~ qrepl_relation('replication_queue')

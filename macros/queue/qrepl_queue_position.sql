@@ -1,8 +1,14 @@
 {% macro qrepl_queue_position() %}
     {#- Where the queue stands for this run: `snapshot`, the queue snapshot the batch reads
-        (none: nothing was ever appended to the queue), and `since`, the snapshot the latest
+        (none: nothing was ever appended to the queue), `since`, the snapshot the latest
         batch read if the queue has had only appends since (none otherwise: see
-        qrepl_queue_rows). Read once per run (qrepl_run_cache): first by
+        qrepl_queue_rows), and `read`, the one answer every reader of the position branches
+        on (decided here, and only here):
+          'never appended'          no snapshot: the batch takes nothing
+          'nothing new'             since == snapshot: every visible row is in an earlier batch
+          'appends since snapshot'  Iceberg's changelog of the snapshots since `since`
+          'whole queue'             the queue as of `snapshot`
+        Read once per run (qrepl_run_cache): first by
         int_batch_subscriptions' materialization (macro qrepl_nothing_new_queued), so the
         queue's snapshot is fixed before the subscriptions are copied, then by
         stg_replication_queue's read and int_batch_commands' pre-hook. -#}
@@ -15,9 +21,18 @@
     {%- set table = qrepl_relation('replication_queue') -%}
     {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
     {%- if current.rows | length == 0 -%}
-        {{ return({'snapshot': none, 'since': none}) }}
+        {{ return({'snapshot': none, 'since': none, 'read': 'never appended'}) }}
     {%- endif -%}
-    {{ return({'snapshot': current.rows[0][0] | int, 'since': _qrepl_last_queue_snapshot(table)}) }}
+    {%- set snapshot = current.rows[0][0] | int -%}
+    {%- set since = _qrepl_last_queue_snapshot(table) -%}
+    {%- if since == snapshot -%}
+        {%- set read = 'nothing new' -%}
+    {%- elif since is not none -%}
+        {%- set read = 'appends since snapshot' -%}
+    {%- else -%}
+        {%- set read = 'whole queue' -%}
+    {%- endif -%}
+    {{ return({'snapshot': snapshot, 'since': since, 'read': read}) }}
 {% endmacro %}
 
 

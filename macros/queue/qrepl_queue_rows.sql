@@ -26,31 +26,27 @@
     {%- endif -%}
     {%- set columns = [] -%}
     {%- for column in _qrepl_queue_columns() -%}{%- do columns.append('queued.' ~ column) -%}{%- endfor -%}
-    {%- set position = qrepl_queue_position() if qrepl_is_running() else {'snapshot': none, 'since': none, 'unknown': true} -%}
+    {%- set position = qrepl_queue_position() if qrepl_is_running() else none -%}
     {%- set queue_order = 'cast(null as bigint)' -%}
     {%- set snapshot = 'cast(null as bigint)' -%}
-    {%- if position.unknown -%}
+    {%- if position is none -%}
+        {#- outside a run: the whole queue at its current snapshot -#}
         {%- set rows = queue ~ ' as queued' -%}
-    {%- elif position.snapshot is none -%}
-        {#- a queue nothing was ever appended to -#}
+    {%- elif position.read in ('never appended', 'nothing new') -%}
         {%- set rows = queue ~ ' as queued where false' -%}
-    {%- else -%}
+    {%- elif position.read == 'appends since snapshot' -%}
+        {#- the changelog numbers the appends since the last batch in commit order -#}
         {%- set snapshot = position.snapshot -%}
-        {%- if position.since == snapshot -%}
-            {#- nothing appended since the last batch -#}
-            {%- set rows = queue ~ ' as queued where false' -%}
-        {%- elif position.since is not none -%}
-            {#- the changelog numbers the appends since the last batch in commit order -#}
-            {%- set queue_order = 'cast(queued._change_ordinal as bigint)' -%}
-            {%- set rows = "qrepl_queue_appended as queued where queued._change_type = 'INSERT'" -%}
-        {%- else -%}
-            {#- each row's data file, and the Iceberg data sequence number of the commit that
-                added it (the queue is append-only: its files are never rewritten) -#}
-            {%- set queue_order = 'appends.sequence_number' -%}
-            {%- set rows = queue ~ ' version as of ' ~ snapshot ~ ' as queued left join (select data_file.file_path, '
-                ~ 'min(sequence_number) as sequence_number from ' ~ queue ~ '.entries version as of ' ~ snapshot
-                ~ ' where status < 2 group by data_file.file_path) as appends on queued._file = appends.file_path' -%}
-        {%- endif -%}
+        {%- set queue_order = 'cast(queued._change_ordinal as bigint)' -%}
+        {%- set rows = "qrepl_queue_appended as queued where queued._change_type = 'INSERT'" -%}
+    {%- else -%}
+        {#- the whole queue: each row's data file, and the Iceberg data sequence number of the
+            commit that added it (the queue is append-only: its files are never rewritten) -#}
+        {%- set snapshot = position.snapshot -%}
+        {%- set queue_order = 'appends.sequence_number' -%}
+        {%- set rows = queue ~ ' version as of ' ~ snapshot ~ ' as queued left join (select data_file.file_path, '
+            ~ 'min(sequence_number) as sequence_number from ' ~ queue ~ '.entries version as of ' ~ snapshot
+            ~ ' where status < 2 group by data_file.file_path) as appends on queued._file = appends.file_path' -%}
     {%- endif -%}
     {{ return('select ' ~ columns | join(', ') ~ ', ' ~ snapshot ~ ' as queue_snapshot_id, '
         ~ queue_order ~ ' as queue_order from ' ~ rows) }}

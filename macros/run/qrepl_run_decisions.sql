@@ -6,7 +6,7 @@
         more for it.
           queue_read           'never appended', 'nothing new', 'appends since snapshot' (an
                                Iceberg changelog from since_snapshot_id) or 'whole queue', each
-                               as of queue_snapshot_id (macro qrepl_queue_rows)
+                               as of queue_snapshot_id (macro qrepl_queue_position)
           batch_empty          the batch has no command: every per-batch model is skipped
           followers            candidates that follow another on their publisher row
                                (qrepl_batch_followers); 0 is an uncoupled batch
@@ -24,21 +24,12 @@
     {%- set position = qrepl_queue_position() -%}
     {%- set nothing_new = qrepl_nothing_new_queued() -%}
     {%- set empty = nothing_new or qrepl_batch_is_empty() -%}
-    {%- if position.snapshot is none -%}
-        {%- set queue_read = 'never appended' -%}
-    {%- elif nothing_new -%}
-        {%- set queue_read = 'nothing new' -%}
-    {%- elif position.since is not none -%}
-        {%- set queue_read = 'appends since snapshot' -%}
-    {%- else -%}
-        {%- set queue_read = 'whole queue' -%}
-    {%- endif -%}
     {#- recorded by the incremental materialization as it skipped each model: this model
         runs after all of them. Not re-asked here: on the run that creates a table the model
         runs whatever the answer -#}
     {%- set skipped = qrepl_run_state('models_skipped', []) | sort -%}
     {%- set decisions = {
-        'queue_read': queue_read,
+        'queue_read': position.read,
         'queue_snapshot_id': position.snapshot,
         'since_snapshot_id': position.since,
         'batch_empty': empty,

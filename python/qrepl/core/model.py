@@ -146,7 +146,8 @@ QREPL_TABLES = frozenset({
     # dbt models
     "stg_publication", "stg_replication_queue", "stg_subscriptions", "int_batch_subscriptions",
     "int_batch_commands", "int_batch_transactions", "int_queued_commands_sequenced", "int_transaction_rows",
-    "int_transactions_resolved", "int_queued_commands_judged", "transaction_outcomes", "publisher_changes",
+    "int_resolution_passes", "int_resolution_folded", "int_transactions_resolved", "int_queued_commands_judged",
+    "transaction_outcomes", "publisher_changes",
     "conflicts", "compensating_commands", "reinit_requests", "queue_rejects", "batch_applied",
     "queue_reader_history",
 })

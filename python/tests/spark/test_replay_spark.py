@@ -5,6 +5,7 @@ the sequential reference: every scenario in scenarios/ under its own policy, and
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,12 @@ class _SparkBackendReadingPaths(SparkBackend):
         target = Path(os.environ.get("DBT_TARGET_PATH", WORK_DIR / "target"))
         compiled = target / "compiled" / "qrepl" / "models" / "intermediate"
         resolution = (compiled / "int_transactions_resolved.sql").read_text()
+        resolution_passes = (compiled / "int_resolution_passes.sql").read_text()
         judging = (compiled / "int_queued_commands_judged.sql").read_text()
         # a coupled batch's statement reads the fold's decisions, after passes 0-2 or after
         # pass 0 alone; the uncoupled fast path has neither the later passes nor the fold
-        passes = "states_1 as (" in resolution
-        folded = "fold.folded_decisions" in resolution
+        passes = "states_1 as (" in resolution_passes
+        folded = re.search(r"\bfrom int_resolution_folded\b", resolution) is not None
         assert folded or not passes
         self.paths.append((passes, folded, "last(case when is_applied and is_last_on_row" in judging))
 
