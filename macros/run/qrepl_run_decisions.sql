@@ -10,8 +10,10 @@
           batch_empty          the batch has no command: every per-batch model is skipped
           followers            candidates that follow another on their publisher row
                                (qrepl_batch_followers); 0 is an uncoupled batch
-          resolution           'pass 0' (uncoupled, or subscriber_wins), 'pass 0 then fold'
-                               (coupled, few followers), 'passes 0-2 then fold'
+          resolution           how the batch was resolved (macro qrepl_resolution):
+                               'every live transaction applied' (subscriber_wins), 'pass 0'
+                               (uncoupled), 'pass 0 then fold' (coupled, few followers),
+                               'passes 0-2 then fold'
           articles_merged      the articles batch_applied MERGEs (qrepl_batch_writes)
           subscriptions_written whether it writes reinit_pending into subscriptions
           models_skipped       the models this run did not run (meta qrepl_skip_when): after
@@ -37,11 +39,9 @@
     } -%}
     {%- if not empty -%}
         {%- set writes = qrepl_batch_writes() -%}
-        {%- set passes = qrepl_resolution_passes() -%}
-        {%- set coupled = qrepl_config().policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
         {%- do decisions.update({
             'followers': qrepl_batch_followers() | int,
-            'resolution': 'passes 0-2 then fold' if passes == 2 else ('pass 0 then fold' if coupled else 'pass 0'),
+            'resolution': qrepl_resolution().steps,
             'articles_merged': writes.articles | sort,
             'subscriptions_written': writes.reinit,
         }) -%}

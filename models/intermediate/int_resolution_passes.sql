@@ -18,22 +18,25 @@
    settles every transaction whose earlier candidates on all its rows were settled by the
    pass before, so each pass reaches one link further along chains of dependent
    transactions; what is left is folded (int_resolution_folded). In a batch in which no
-   publisher row has two candidates (macro qrepl_batch_is_coupled) every candidate meets the
+   publisher row has two candidates (macro qrepl_resolution) every candidate meets the
    row as the batch cut found it: pass 0 settles every transaction, and there is no later
    pass and no window over the rows.
    Decides docs/spec.md 5.2 (Judging a command), 5.5 (publisher_wins), 5.6 (publisher_wins_reinit). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 {%- set reinit = publication.policy == 'publisher_wins_reinit' -%}
-{%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() -%}
+/* how this batch is resolved (macro qrepl_resolution): whether the passes need windows over
+    the rows, and how many passes run after the first */
+{%- set resolution = qrepl_resolution() -%}
+{%- set coupled = resolution.coupled -%}
 /* the columns every pass carries on */
 {%- set carried = ['tran_pos', 'subscriber', 'article', 'row_key', 'expects_absent', 'expected_version',
     'has_own_write_conflict', 'produced_state', 'root_state'] -%}
-/* passes after the first (macro qrepl_resolution_passes): 2 for a coupled batch, none for
-    an uncoupled one or for a coupled one with few candidates that follow another on their
-    row (the fold of that remainder costs less than two more passes). Each pass costs two
-    windows over the candidates (by row, by transaction) */
-{%- set passes = qrepl_resolution_passes() -%}
+/* passes after the first: 2 for a coupled batch, none for an uncoupled one or for a coupled
+    one with few candidates that follow another on their row (the fold of that remainder costs
+    less than two more passes). Each pass costs two windows over the candidates (by row, by
+    transaction) */
+{%- set passes = resolution.passes -%}
 /* the step this model returns: the last pass's decisions */
 {%- set last_pass = 'decided_' ~ passes %}
 

@@ -5,17 +5,19 @@
    with the batch, so deciding again after a crash before the judging was written decides
    the same.
 
-   Which decision a live transaction gets is the one choice this step makes:
+   Which decision a live transaction gets is the one choice this step makes, by how the run
+   resolves the batch (macro qrepl_resolution, recorded in queue_reader_history):
      subscriber_wins   every live transaction is applied
      uncoupled batch   pass 0's decision (int_resolution_passes), exact there: no publisher
-                       row has two candidates (macro qrepl_batch_is_coupled)
+                       row has two candidates
      coupled batch     the fold's (int_resolution_folded): settled by the passes, or folded
    The steps not chosen are defined in the statement and never read, so Spark neither plans
    nor runs them. A prejudged transaction (int_batch_transactions) is never applied.
    Decides docs/spec.md 5.5 (publisher_wins), 5.6 (publisher_wins_reinit), 5.7 (subscriber_wins). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
-{%- set coupled = publication.policy != 'subscriber_wins' and qrepl_batch_is_coupled() %}
+/* how this batch is resolved (macro qrepl_resolution) */
+{%- set resolution = qrepl_resolution() %}
 
 with
 
@@ -40,12 +42,12 @@ int_resolution_folded as (
 
 resolved as (
 
-    {% if publication.policy == 'subscriber_wins' -%}
+    {% if resolution.steps == 'every live transaction applied' -%}
         select
             tran_pos,
             prejudged_outcome is null as is_applied
         from int_batch_transactions
-    {%- elif not coupled -%}
+    {%- elif not resolution.coupled -%}
         -- pass 0 settled every transaction
         select distinct
             tran_pos,

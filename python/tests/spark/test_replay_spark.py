@@ -4,6 +4,7 @@ the sequential reference: every scenario in scenarios/ under its own policy, and
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -58,6 +59,10 @@ class _SparkBackendReadingPaths(SparkBackend):
         passes = "states_1 as (" in resolution_passes
         folded = re.search(r"\bfrom int_resolution_folded\b", resolution) is not None
         assert folded or not passes
+        # the run's record of how it resolved the batch names the statement it ran
+        decided = json.loads(max(self.wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])["decisions"])
+        assert decided["resolution"] == ("passes 0-2 then fold" if passes else
+                                         "pass 0 then fold" if folded else "pass 0"), decided
         self.paths.append((passes, folded, "last(case when is_applied and is_last_on_row" in judging))
 
 
