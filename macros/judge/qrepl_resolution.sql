@@ -15,7 +15,7 @@
     {%- set followers = qrepl_batch_followers() | int -%}
     {%- if qrepl_config().policy == 'subscriber_wins' -%}
         {{ return({'steps': 'every live transaction applied', 'coupled': false, 'passes': 0}) }}
-    {%- elif followers == 0 -%}
+    {%- elif not qrepl_batch_is_coupled() -%}
         {{ return({'steps': 'pass 0', 'coupled': false, 'passes': 0}) }}
     {%- elif followers > 0 and followers <= qrepl_fold_alone_limit() -%}
         {{ return({'steps': 'pass 0 then fold', 'coupled': true, 'passes': 0}) }}

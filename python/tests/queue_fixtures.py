@@ -1,9 +1,11 @@
 """A one-article publication on Spark for tests that drive the queue reader run by run: its
 customers article with a few publisher rows, one subscriber, the single-command updates it
-queues, and the snapshot a table stands at (shared by test_queue_read and test_idle_run)."""
+queues, and the snapshot a table stands at, and what the latest run decided (shared by test_queue_read,
+test_idle_run and test_replay_spark)."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from qrepl.core.model import publication_from_dict
@@ -36,3 +38,8 @@ def customers_publication(spark, schema: str, publication: dict, customers: int)
 
 def current_snapshot(wh: Warehouse, table: str) -> int:
     return wh.spark.sql(f"select snapshot_id from {wh.table(table)}.refs where name = 'main'").first()[0]
+
+
+def latest_decisions(wh: Warehouse) -> dict:
+    """What the latest run decided at run time (queue_reader_history.decisions)."""
+    return json.loads(max(wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])["decisions"])

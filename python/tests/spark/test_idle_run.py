@@ -11,7 +11,7 @@ publisher-local writer or the Python layer would have to contend with."""
 from __future__ import annotations
 
 import pytest
-from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
+from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication, latest_decisions
 from queue_fixtures import queued_update as _command
 
 from qrepl.storage.dbt_runner import run_queue_reader
@@ -47,13 +47,6 @@ def _history(wh: Warehouse) -> list[tuple]:
                   for h in wh.rows_of("queue_reader_history"))
 
 
-def _decisions(wh: Warehouse) -> dict:
-    """What the latest run decided at run time (queue_reader_history.decisions)."""
-    import json
-
-    return json.loads(max(wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])["decisions"])
-
-
 def _setup(spark, publication: dict) -> Warehouse:
     return customers_publication(spark, SCHEMA, publication, customers=3)
 
@@ -63,7 +56,7 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
 
     # the first run creates every table, though nothing is queued yet, and says it skipped none
     assert _not_run(run_queue_reader(SCHEMA)) == set()
-    assert _decisions(wh)["models_skipped"] == []
+    assert latest_decisions(wh)["models_skipped"] == []
     first = _command(1, 1, V(1), V(101))
     stale = _command(2, 2, V(99), V(102))  # a conflict: publisher wins
     wh.append_queue([first, stale])
@@ -73,7 +66,7 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _not_run(run_queue_reader(SCHEMA)) == set(NO_ROWS_HERE)
     assert _snapshots(wh, NO_ROWS_HERE) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
-    decided = _decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
+    decided = latest_decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
     assert (decided["queue_read"], decided["batch_empty"], sorted(decided["models_skipped"])) == \
         ("whole queue", False, sorted(NO_ROWS_HERE))
     assert (decided["followers"], decided["resolution"], decided["articles_merged"]) == (0, "pass 0", ["customers"])
@@ -85,7 +78,7 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _not_run(run_queue_reader(SCHEMA)) == set(THE_CUT + AFTER_THE_CUT)
     assert _snapshots(wh, THE_CUT + AFTER_THE_CUT) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1), (3, 0, 0, 0)]
-    decided = _decisions(wh)
+    decided = latest_decisions(wh)
     assert (decided["queue_read"], decided["batch_empty"]) == ("nothing new", True)
     assert sorted(decided["models_skipped"]) == sorted(THE_CUT + AFTER_THE_CUT) and "followers" not in decided
 
@@ -95,7 +88,7 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _not_run(run_queue_reader(SCHEMA)) == set(AFTER_THE_CUT)
     assert _snapshots(wh, AFTER_THE_CUT) == before
     assert _history(wh)[-1] == (4, 0, 0, 0)
-    decided = _decisions(wh)  # only the appends since the last batch's snapshot were read
+    decided = latest_decisions(wh)  # only the appends since the last batch's snapshot were read
     assert (decided["queue_read"], decided["batch_empty"]) == ("appends since snapshot", True)
     assert sorted(decided["models_skipped"]) == sorted(AFTER_THE_CUT)
 
@@ -105,7 +98,7 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     before = _snapshots(wh, CLEAN_BATCH)
     assert _not_run(run_queue_reader(SCHEMA)) == set(CLEAN_BATCH)
     assert _snapshots(wh, CLEAN_BATCH) == before
-    assert sorted(_decisions(wh)["models_skipped"]) == sorted(CLEAN_BATCH)
+    assert sorted(latest_decisions(wh)["models_skipped"]) == sorted(CLEAN_BATCH)
     assert [(r["batch_id"], r["tran_id"]) for r in wh.rows_of("queue_rejects")] == [(5, "t4")]
     assert _history(wh)[-1] == (5, 1, 1, 0)
     outcomes = sorted((o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes"))
@@ -128,8 +121,8 @@ def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
     assert after["customers"] != before["customers"]  # t1 applied
     assert after["orders"] == before["orders"]  # not in the batch: no MERGE, no snapshot
     subscription = wh.rows_of("subscriptions")[0]
-    assert _decisions(wh)["articles_merged"] == ["customers"]
-    assert _decisions(wh)["subscriptions_written"] is (policy == "publisher_wins_reinit")
+    assert latest_decisions(wh)["articles_merged"] == ["customers"]
+    assert latest_decisions(wh)["subscriptions_written"] is (policy == "publisher_wins_reinit")
     if policy == "publisher_wins":
         assert after["subscriptions"] == before["subscriptions"]  # no reinit request
         assert subscription["status"] == "active"

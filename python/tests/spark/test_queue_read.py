@@ -6,10 +6,9 @@ is taken by exactly one batch, and a command delivered again is not taken twice.
 
 from __future__ import annotations
 
-import json
 
 import pytest
-from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication
+from queue_fixtures import CUSTOMERS, V, current_snapshot, customers_publication, latest_decisions
 from queue_fixtures import queued_update as _command
 
 from qrepl.storage.dbt_runner import run_queue_reader
@@ -31,8 +30,7 @@ def _run(wh: Warehouse) -> int:
     changelog view `qrepl_queue_appended`, which int_batch_commands' pre-hook made in this
     (embedded) session, and a whole read is the queue as of the snapshot the run records."""
     run_queue_reader(SCHEMA)
-    latest = max(wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])
-    decided = json.loads(latest["decisions"])
+    decided = latest_decisions(wh)
     if decided["queue_read"] == "appends since snapshot":
         return wh.spark.sql("select count(*) from qrepl_queue_appended where _change_type = 'INSERT'").first()[0]
     assert decided["queue_read"] == "whole queue", decided

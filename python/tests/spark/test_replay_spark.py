@@ -4,12 +4,12 @@ the sequential reference: every scenario in scenarios/ under its own policy, and
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 import pytest
+from queue_fixtures import latest_decisions
 
 from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
 from qrepl.storage.spark import WORK_DIR
@@ -60,7 +60,7 @@ class _SparkBackendReadingPaths(SparkBackend):
         folded = re.search(r"\bfrom int_resolution_folded\b", resolution) is not None
         assert folded or not passes
         # the run's record of how it resolved the batch names the statement it ran
-        decided = json.loads(max(self.wh.rows_of("queue_reader_history"), key=lambda h: h["batch_id"])["decisions"])
+        decided = latest_decisions(self.wh)
         assert decided["resolution"] == ("passes 0-2 then fold" if passes else
                                          "pass 0 then fold" if folded else "pass 0"), decided
         self.paths.append((passes, folded, "last(case when is_applied and is_last_on_row" in judging))
