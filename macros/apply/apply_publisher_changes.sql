@@ -1,9 +1,11 @@
 {% macro apply_publisher_changes(batch_id) %}
     {#- Merge a batch of publisher_changes into each article's Iceberg table by compare-and-swap:
-        a row is changed only while it still holds the state the batch was resolved against
-        (that version, or absence for a row the batch inserts). A publisher-local write that
-        landed after the batch read the publisher is never overwritten: it counts as made
-        after the batch, and `batch_applied` reports the row as kept. Running it again after a
+        a row is changed only while it still holds the state the batch was resolved against:
+        that version and that whole row image (the cut's `root_row`, rendered the same way from
+        the row as it is now), or absence for a row the batch inserts. The row is the evidence
+        (docs/spec.md §10): a publisher-local write that landed after the publisher's trigger
+        looked, even one that kept the version, is never overwritten: it counts as made after
+        the batch, and `batch_applied` reports the row as kept. Running it again after a
         crash changes nothing that is already applied (the row then holds the batch's own
         version, which is not the expected one). An article the batch does not change gets no
         MERGE (macro qrepl_batch_writes): an empty MERGE still commits a snapshot, and it
@@ -14,6 +16,7 @@
     {%- if qrepl_is_running() -%}
         {%- set publication = qrepl_config() -%}
         {%- set changes = ref('publisher_changes') -%}
+        {%- set cut = ref('int_batch_commands') -%}
         {%- set changed = qrepl_batch_writes().articles -%}
         {%- set stamps = [] -%}
         {%- for article in publication.articles if article.name in changed -%}
@@ -29,12 +32,21 @@
             {%- call statement('apply_' ~ article.name, fetch_result=false) -%}
                 merge into {{ qrepl_article_relation(article) }} as target
                 using (
+                    with cut_rows as (
+                        -- each changed row's image at the cut, the same on every command of the row
+                        select row_key, max(root_row) as root_row
+                        from {{ cut }}
+                        where batch_id = {{ batch_id }} and article = '{{ article.name }}' and reject_reason is null
+                        group by row_key
+                    )
                     select
                         changes.change_op as qrepl_change_op,
                         changes.expected_exists as qrepl_expected_exists,
                         changes.expected_version as qrepl_expected_version,
+                        cut.root_row as qrepl_expected_row,
                         parsed.*
                     from {{ changes }} as changes
+                    left join cut_rows as cut on changes.row_key = cut.row_key
                     lateral view inline(array(from_json(
                         changes.row, '{{ article_schema_ddl(article) }}, msrepl_tran_version STRING'
                     ))) parsed
@@ -45,8 +57,10 @@
                         changes.change_op as qrepl_change_op,
                         changes.expected_exists as qrepl_expected_exists,
                         changes.expected_version as qrepl_expected_version,
+                        cut.root_row as qrepl_expected_row,
                         parsed.*
                     from {{ changes }} as changes
+                    left join cut_rows as cut on changes.row_key = cut.row_key
                     lateral view inline(array(named_struct(
                         {%- for name, type in article.columns %}
                         '{{ name }}', {% if name in article.key %}{{ typed_key_expr(article, 'changes.row_key') }}.{{ name }}{% else %}cast(null as {{ type }}){% endif %},
@@ -59,9 +73,11 @@
                 on {{ conditions | join(' and ') }}
                 when matched and source.qrepl_expected_exists
                     and target.msrepl_tran_version <=> source.qrepl_expected_version
+                    and {{ row_json_expr(article, 'target.', 'target.msrepl_tran_version') }} <=> source.qrepl_expected_row
                     and source.qrepl_change_op = 'delete' then delete
                 when matched and source.qrepl_expected_exists
-                    and target.msrepl_tran_version <=> source.qrepl_expected_version then update set
+                    and target.msrepl_tran_version <=> source.qrepl_expected_version
+                    and {{ row_json_expr(article, 'target.', 'target.msrepl_tran_version') }} <=> source.qrepl_expected_row then update set
                     {%- for c in columns %}
                     target.{{ c }} = source.{{ c }}{{ ',' if not loop.last }}
                     {%- endfor %}

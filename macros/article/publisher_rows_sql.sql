@@ -1,6 +1,9 @@
-{% macro publisher_rows_sql(config, touched) %}
+{% macro publisher_rows_sql(config, touched, as_stamped=false) %}
     /* One row per publisher row of every article whose canonical key is among `touched`
-       (a relation or CTE with article, row_key): its key, row image and version. The join
+       (a relation or CTE with article, row_key): its key, row image and version. With
+       `as_stamped` (the batch cut), each table is read as of the snapshot this run's
+       publisher trigger examined (macro qrepl_publisher_as_stamped), so every row the batch
+       is resolved against has been through the trigger. The join
        runs on the typed key columns (from_json of the key), so only the rows found are
        serialized; comparing their canonical key text with row_key keeps it exact. That
        comparison is wrapped in coalesce so Spark keeps it a filter after the join: as a
@@ -12,7 +15,7 @@
         touched_keys.row_key,
         {{ row_json_expr(article, 'publisher.', 'publisher.msrepl_tran_version') }} as row_json,
         publisher.msrepl_tran_version
-    from {{ qrepl_article_relation(article) }} as publisher
+    from {{ qrepl_publisher_as_stamped(article) if as_stamped else qrepl_article_relation(article) }} as publisher
     inner join (
         select
             row_key,

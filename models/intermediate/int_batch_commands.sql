@@ -15,7 +15,8 @@
    as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
    appended since the last batch's snapshot (macros/queue/qrepl_queue_rows.sql; the pre-hook
    makes Iceberg's changelog view that read uses, in this model's session).
-   The publisher is read here, once per batch: each command carries its row's state at the
+   The publisher is read here, once per batch, as of the snapshot the run's publisher trigger
+   examined (macro qrepl_publisher_as_stamped): each command carries its row's state at the
    cut (`root_exists`, `root_version`, `root_row`), the start of the row's chain that the
    resolution, the judging and the compare-and-swap all use. Frozen with the batch, so a run
    finished after a crash resolves against what the batch first saw.
@@ -133,7 +134,7 @@ new_command_keys as (  -- noqa: ST03
 ),
 
 publisher_rows as (
-    {{ publisher_rows_sql(publication, 'new_command_keys') }}
+    {{ publisher_rows_sql(publication, 'new_command_keys', as_stamped=true) }}
 ),
 
 publisher_keys as (

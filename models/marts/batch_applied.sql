@@ -10,6 +10,7 @@
 -- depends_on: {{ ref('conflicts') }}
 -- depends_on: {{ ref('compensating_commands') }}
 -- depends_on: {{ ref('queue_rejects') }}
+-- depends_on: {{ ref('int_batch_commands') }}
 /* One row per table a batch writes outside its own marts: each article's publisher table,
    then the subscriptions. This is the run's only step that changes anything a subscriber or
    a publisher-side reader sees, and it runs after every decision of the batch is stored (it

@@ -61,6 +61,26 @@ def judge(op: str, current: Row | None, old_version: str | None) -> str | None:
     return None if current is None else "insert_exists"
 
 
+def row_content(article: Article, row: Row) -> Row:
+    """A row's article columns, normalized: what two images of one row are compared on."""
+    content = normalize_row(article, row)
+    content.pop("msrepl_tran_version", None)
+    return content
+
+
+def judge_seen(article: Article, op: str, current: Row | None, old_version: str | None,
+               seen: Row | None) -> str | None:
+    """`judge`, with the row as the evidence (docs/spec.md §10): when the command carries the
+    row the subscriber saw (its before image), a publisher row whose content differs from it
+    has been written since, whatever its version says (a writer that kept the version)."""
+    kind = judge(op, current, old_version)
+    if kind or op == "I" or seen is None or current is None:
+        return kind
+    if row_content(article, current) != row_content(article, seen):
+        return "update_update" if op == "U" else "delete_update"
+    return None
+
+
 QUEUE_COLUMNS = ("subscriber", "generation", "tran_id", "tran_seq", "command_seq", "article", "op", "row_key",
                  "old_version", "new_version", "new_row", "old_row", "enqueued_at")
 
@@ -272,10 +292,11 @@ class ReferenceReader:
 
     def immediate_commit(self, subscriber: str, tran_id: str, commands: list[Row], at: datetime) -> str:
         """Apply a transaction of an immediate subscription at the publisher as one
-        compare-and-swap over all its rows: every row still holds the version the subscriber
-        saw (absence for an insert), or nothing changes and ConflictError names each row that
+        compare-and-swap over all its rows: every row still holds the version and, where the
+        command carries it (`old_row`), the content the subscriber saw (absence for an insert),
+        or nothing changes and ConflictError names each row that
         does not (the rejection is recorded). Commands are captured commands: article, op,
-        row_key, old_version, new_version, new_row (JSON text).
+        row_key, old_version, new_version, new_row (JSON text), old_row (JSON text or None).
 
         The publisher generates its columns here (docs/spec.md §3): an insert whose identity is
         null gets the next value of the publisher's range (its row_key then follows), and every
@@ -300,8 +321,12 @@ class ReferenceReader:
                     image[article.identity] = self._publisher_identity(article, overlay)
                     cmd = {**cmd, "row_key": canonical_key(article, image)}
             where = (article.name, cmd["row_key"])
-            current = overlay[where] if where in overlay else self.publisher[article.name].get(cmd["row_key"])
-            kind = judge(cmd["op"], current, cmd.get("old_version"))
+            if where in overlay:  # the transaction's own write
+                current, seen = overlay[where], None
+            else:
+                current = self.publisher[article.name].get(cmd["row_key"])
+                seen = parse_json_object(cmd["old_row"]) if cmd.get("old_row") else None
+            kind = judge_seen(article, cmd["op"], current, cmd.get("old_version"), seen)
             if kind:
                 found.append({
                     "subscriber": subscriber, "tran_id": tran_id, "article": article.name,

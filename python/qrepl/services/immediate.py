@@ -1,13 +1,16 @@
 """Immediate updating (docs/update-modes.md): a subscriber's transaction is applied at the
 publisher when it commits, as one compare-and-swap over all its rows, or not at all.
 
-For each row the transaction touches, the subscriber saw a version (or saw no row, for an
-insert). The publisher check reads those rows and judges them as the queue reader would
-(`reference.judge`); a mismatch rejects the transaction before anything is written. Then one
-Iceberg MERGE per article, in the publication's article order, writes the rows; its source
-is a temp view of the transaction's rows (values never reach SQL text) carrying the expected
-version, and a row that no longer holds it makes the MERGE fail (`raise_error`), so the
-MERGE commits all its rows or none. A concurrent writer that commits while the MERGE runs
+For each row the transaction touches, the subscriber saw a version and a row (or saw no row,
+for an insert). The publisher check reads those rows and judges them as the queue reader would,
+with the row as the evidence (`reference.judge_seen`): a row whose content differs from the
+subscriber's before image was written since, even by a writer that kept its version. A
+mismatch rejects the transaction before anything is written. Then one Iceberg MERGE per
+article, in the publication's article order, writes the rows; its source is a temp view of
+the transaction's rows (values never reach SQL text) carrying the whole row the check read,
+and a row that no longer holds it (version or any column) makes the MERGE fail
+(`raise_error`), so the MERGE commits all its rows or none and never overwrites a write that
+landed between the check and the MERGE. A concurrent writer that commits while the MERGE runs
 makes Iceberg's commit validation refuse it. Either failure re-reads the publisher: a real
 mismatch raises ConflictError (and is recorded in `immediate_rejections`), no mismatch means
 only a file-level collision and the transaction is tried again.
@@ -37,13 +40,13 @@ from ..core.model import (
     normalize_row,
     typed_row,
 )
-from ..core.reference import judge
+from ..core.reference import judge_seen
 from ..storage.replica import COMMIT_CONFLICTS
 from ..storage.dbt_runner import stamp_publisher
 from ..storage.warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
 
 ATTEMPTS = 5
-MISMATCH = "qrepl immediate: row no longer holds the version the subscriber saw"
+MISMATCH = "qrepl immediate: row no longer holds what the subscriber saw"
 CAS_COLUMNS = "qrepl_op STRING, qrepl_expected_exists BOOLEAN, qrepl_expected_version STRING"
 UNDO_COLUMNS = "qrepl_written_version STRING, qrepl_restore_exists BOOLEAN"
 
@@ -60,6 +63,7 @@ class RowChange:
     expected_version: str | None
     image: dict | None  # the row it leaves, None for a delete
     new_version: str | None  # the first command's new version (for the rejection record)
+    seen: dict | None = None  # the row the subscriber saw (its first command's before image)
 
 
 def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None]) -> list[RowChange]:
@@ -67,8 +71,9 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
     for seq, c in enumerate(commands, 1):
         where = (c["article"], c["row_key"])
         if where not in changes:
+            seen = json.loads(c["old_row"], parse_float=Decimal) if c.get("old_row") else None
             changes[where] = RowChange(c["article"], c["row_key"], json.loads(c["row_key"], parse_float=Decimal), seq, c["op"],
-                                       c["old_version"], pending[where], c["new_version"])
+                                       c["old_version"], pending[where], c["new_version"], seen)
     return list(changes.values())
 
 
@@ -96,7 +101,7 @@ def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list
         for c in mine:
             row = current.get(c.row_key)
             before[(c.article, c.row_key)] = row
-            kind = judge(c.op, row, c.expected_version)
+            kind = judge_seen(article, c.op, row, c.expected_version, c.seen)
             if kind:
                 found.append({
                     "subscriber": subscriber, "tran_id": tran_id, "article": c.article, "row_key": c.row_key,
@@ -118,17 +123,25 @@ def _values(article: Article, row: dict) -> tuple:
     return tuple(typed[c] for c in article.columns) + (typed["msrepl_tran_version"],)
 
 
-def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange]) -> None:
-    """One compare-and-swap MERGE: every row changes, or the MERGE fails and nothing does."""
+def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange],
+                   before: dict[tuple[str, str], dict | None]) -> None:
+    """One compare-and-swap MERGE: every row changes, or the MERGE fails and nothing does. A row
+    matches only while it holds the whole row the check read (`before`: version and content),
+    so a writer that changed it since, keeping its version, fails the MERGE (docs/spec.md §10)."""
     rows = []
     for c in changes:
         op = "delete" if c.image is None else "upsert"
         values = _values(article, c.image if c.image is not None else {**c.key_values, "msrepl_tran_version": None})
-        rows.append(values + (op, c.op != "I", c.expected_version))
-    view = _source(wh, article, rows, CAS_COLUMNS)
+        read = before[(c.article, c.row_key)]
+        expected = _values(article, read)[:-1] if read is not None else (None,) * len(article.columns)
+        rows.append(values + (op, c.op != "I", c.expected_version) + expected)
+    held = ", ".join(f"qrepl_held_{i} {t.upper()}" for i, t in enumerate(article.columns.values()))
+    view = _source(wh, article, rows, f"{CAS_COLUMNS}, {held}")
     columns = list(article.columns) + ["msrepl_tran_version"]
     on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-    holds = "source.qrepl_expected_exists and target.msrepl_tran_version <=> source.qrepl_expected_version"
+    same = " and ".join(f"target.{c} <=> source.qrepl_held_{i}" for i, c in enumerate(article.columns))
+    holds = (f"source.qrepl_expected_exists and target.msrepl_tran_version <=> source.qrepl_expected_version "
+             f"and {same}")
     fail = f"cast(raise_error('{MISMATCH}') as string)"
     wh.spark.sql(
         f"{point_comment('immediate.publisher.' + article.name)}"
@@ -208,7 +221,7 @@ def _apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: 
         done: list[Article] = []
         try:
             for article in articles:
-                _merge_article(wh, article, [c for c in changes if c.article == article.name])
+                _merge_article(wh, article, [c for c in changes if c.article == article.name], before)
                 done.append(article)
         except Exception as exc:
             if not is_refused_commit(exc):

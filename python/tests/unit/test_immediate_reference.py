@@ -116,3 +116,22 @@ def test_failover_switch_rules():
     r.set_mode("s1", "queued")
     with pytest.raises(ConfigError, match="has not run since"):
         r.set_mode("s1", "immediate")
+
+
+def test_a_row_rewritten_keeping_its_version_is_a_conflict_the_row_is_the_evidence():
+    """docs/spec.md §10: the before image the subscriber saw (old_row) is compared with the
+    publisher's row. A job rewrote customer 1 keeping its version: the update and the delete
+    that saw the old city both conflict; a before image equal to the row passes."""
+    r = reader()
+    v1 = v()
+    r.put_row("customers", row(1, "by-job", v1))
+    seen_before_job = dumps({"customer_id": 1, "name": "c1", "city": "a"})
+    update = {**cmd("U", 1, "x", v1, v()), "old_row": seen_before_job}
+    delete = {**cmd("D", 1, None, v1, None), "old_row": seen_before_job}
+    for tran, command, kind in (("t1", update, "update_update"), ("t2", delete, "delete_update")):
+        with pytest.raises(ConflictError) as err:
+            r.immediate_commit("s1", tran, [command], AT)
+        assert [row_["conflict_type"] for row_ in err.value.rows] == [kind]
+    assert r.publisher["customers"]['{"customer_id":1}'] == row(1, "by-job", v1)
+    seen_now = {**update, "old_row": dumps({"customer_id": 1, "name": "c1", "city": "by-job"})}
+    assert r.immediate_commit("s1", "t3", [seen_now], AT) == "applied"

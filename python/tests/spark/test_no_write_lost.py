@@ -1,0 +1,120 @@
+"""No write is lost, by anyone (docs/spec.md §10): a job that knows nothing of qrepl writes a
+publisher row, keeping its version, at a named point of a queue-reader run or of an immediate
+commit, and that write is never overwritten unseen. Each point is hit deterministically: the
+job's plain `UPDATE` runs right after a named write of the run (qrepl.storage.faults), in one
+process, as the two processes would interleave.
+
+The outcome is the reference's for a publisher change made right after the run: the batch's
+transaction is recorded applied, and the job's write stands (batch_applied counts the row as
+kept); distribution then brings the job's row, under a new version, to every replica."""
+
+from __future__ import annotations
+
+import pytest
+
+from qrepl.core.model import ConflictError, publication_from_dict
+from qrepl.services.capture import Subscriber
+from qrepl.services.distribution import distribute
+from qrepl.services.service import add_subscription, run_reader
+from qrepl.storage import faults
+from qrepl.storage.replica import replica_schema
+from qrepl.storage.warehouse import Warehouse, new_version
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "qrepl_no_write_lost"
+PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
+    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
+    {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}}]}
+QUIET = {"echo": lambda _: None}
+
+# the run's writes between its publisher trigger and its MERGE (labels of qrepl.storage.faults)
+DURING_A_RUN = {
+    "between the trigger and the batch cut": "model.qrepl.int_batch_subscriptions",
+    "right after the batch cut": "model.qrepl.int_batch_commands",
+    "right before the MERGE": "model.qrepl.transaction_outcomes",
+}
+
+
+def _base(spark, *subscribers: str, immediate: str | None = None) -> Warehouse:
+    """Customers 1 and 2 and tag t at the publisher, and the subscribers with their replicas."""
+    wh = Warehouse(spark, SCHEMA)
+    for s in spark.catalog.listDatabases():
+        if s.name.startswith(SCHEMA + "__"):
+            Warehouse(spark, s.name).drop_schema()
+    wh.drop_schema()
+    wh.write_publication(publication_from_dict(PUBLICATION))
+    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
+                                 for i in (1, 2)])
+    wh.upsert_rows("tags", [{"tag": "t", "note": "n", "msrepl_tran_version": new_version()}])
+    for s in subscribers:
+        add_subscription(SCHEMA, s, update_mode="immediate" if s == immediate else "queued", **QUIET)
+    return wh
+
+
+def _rows(wh: Warehouse, subscriber: str | None = None) -> dict[str, list[tuple]]:
+    """Every article's rows (with versions) at the publisher, or at a subscriber's replica."""
+    rows = {}
+    for a in ("customers", "tags"):
+        table = wh.table(a) if subscriber is None else f"{replica_schema(wh, subscriber)}.{a}"
+        rows[a] = sorted(tuple(r) for r in wh.spark.table(table).collect())
+    return rows
+
+
+def _job_update(wh, article: str, column: str, value: str, key: str, key_value) -> None:
+    """A publisher job's plain SQL UPDATE that sets no new version."""
+    wh.spark.sql(f"update {wh.table(article)} set {column} = '{value}' where {key} = {key_value}")
+
+
+def _run_with_job_write_after(prefix: str, job) -> None:
+    faults.arm_at_label(prefix, lambda k, label: job())
+    try:
+        run_reader(SCHEMA, **QUIET)
+    finally:
+        faults.disarm()
+
+
+@pytest.mark.parametrize("point", list(DURING_A_RUN))
+def test_case_4_a_job_write_during_a_run_is_never_overwritten(spark, point):
+    """Subscriber a's queued update of customer 1 (seen at its old version) and a job's UPDATE
+    of the same row that keeps the version, committed at `point` of the run: the job's city
+    stays, batch_applied reports the row kept, and after a delivery a's replica holds the
+    job's row too. Before the fix, the compare-and-swap compared the version alone and the
+    run wrote a's city over the job's."""
+    wh = _base(spark, "a")
+    run_reader(SCHEMA, **QUIET)  # the tables exist; the next run is a steady-state one
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
+    _run_with_job_write_after(DURING_A_RUN[point],
+                              lambda: _job_update(wh, "customers", "city", "from-job", "customer_id", 1))
+    cities = {r[0]: r[1] for r in _rows(wh)["customers"]}
+    assert cities == {1: "from-job", 2: "c2"}
+    [applied] = [r for r in wh.rows_of("batch_applied") if r["target_table"] == "customers"]
+    assert (applied["rows_requested"], applied["rows_written"], applied["rows_kept"]) == (1, 0, 1)
+    distribute(wh.schema)
+    assert _rows(wh, "a") == _rows(wh)
+    assert {r[0]: r[1] for r in _rows(wh, "a")["customers"]} == {1: "from-job", 2: "c2"}
+
+
+def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(spark):
+    """imm's transaction over customers and tags: right after the customers MERGE, a job
+    rewrites the tags row keeping its version. The tags MERGE compares the whole row the check
+    read, so it refuses; customers is put back, the check reads again, finds the tags row's
+    content differs from what imm saw, and rejects the transaction with a conflict. The job's
+    note stays. Before the fix, the tags MERGE compared the version alone and wrote imm's note
+    over the job's."""
+    wh = _base(spark, "imm", immediate="imm")
+    faults.arm_at_label("python:immediate.publisher.customers",
+                        lambda k, label: _job_update(wh, "tags", "note", "from-job", "tag", "'t'"))
+    try:
+        with pytest.raises(ConflictError) as err, Subscriber(wh.schema, "imm").transaction("imm1") as t:
+            t.update("customers", {"customer_id": 1}, {"city": "imm"})
+            t.update("tags", {"tag": "t"}, {"note": "imm"})
+    finally:
+        faults.disarm()
+    assert [(r["article"], r["conflict_type"]) for r in err.value.rows] == [("tags", "update_update")]
+    rows = _rows(wh)
+    assert {r[0]: r[1] for r in rows["customers"]} == {1: "c1", 2: "c2"}  # put back
+    assert [r[1] for r in rows["tags"]] == ["from-job"]
+    distribute(wh.schema)
+    assert _rows(wh, "imm") == _rows(wh)
