@@ -34,6 +34,14 @@
     {%- endcall -%}
     {%- set batch_id = qrepl_batch_id() -%}
     {%- set records = [] -%}
+    {#- a record's batch_id: the first batch whose versions the examined snapshots cannot
+        hold, so the next stamp takes a version of that batch on as the queue reader's own
+        (fresh) without looking it up. The batch this run processes, unless it was already
+        cut: a run that failed after its MERGE, or one still in its tail while `qrepl
+        distribute` stamps, may have written its versions before this examination, and a job
+        that rewrites such a row keeping the version must still be stamped (a failed
+        run then a distribute). Asked only when a record is written -#}
+    {%- set recorded_batch = [] -%}
     {#- per article, the snapshot examined as of now and its stamp_seq, kept for this run:
         batch_applied's MERGE is recorded as examined only if it is that snapshot's child
         (macro qrepl_stamp_own_merge) -#}
@@ -44,7 +52,10 @@
         {%- if record is not none -%}
             {%- do examined.update({article['name']: {'snapshot': record.examined, 'seq': record.seq}}) -%}
             {%- if not record.unchanged -%}
-                {%- do records.append("('" ~ article['name'] ~ "', " ~ record.examined ~ ", " ~ batch_id ~ ", "
+                {%- if not recorded_batch -%}
+                    {%- do recorded_batch.append(batch_id + (1 if _qrepl_batch_was_cut(batch_id) else 0)) -%}
+                {%- endif -%}
+                {%- do records.append("('" ~ article['name'] ~ "', " ~ record.examined ~ ", " ~ recorded_batch[0] ~ ", "
                     ~ record.seq ~ ", " ~ record.stamped ~ ", current_timestamp())") -%}
             {%- endif -%}
         {%- endif -%}
@@ -209,6 +220,16 @@
         {%- endif -%}
     {%- endif -%}
     {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped, 'unchanged': false}) }}
+{% endmacro %}
+
+
+{% macro _qrepl_batch_was_cut(batch_id) %}
+    {#- Whether int_batch_commands already holds `batch_id` (its run failed or is still going). -#}
+    {%- set log = qrepl_relation('int_batch_commands') -%}
+    {%- if not qrepl_relation_exists(log) -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(run_query('select 1 from ' ~ log ~ ' where batch_id = ' ~ (batch_id | int) ~ ' limit 1').rows | length > 0) }}
 {% endmacro %}
 
 

@@ -118,3 +118,34 @@ def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(sp
     assert [r[1] for r in rows["tags"]] == ["from-job"]
     distribute(wh.schema)
     assert _rows(wh, "imm") == _rows(wh)
+
+
+def test_case_2_a_job_write_after_a_failed_run_and_a_distribute_meets_its_conflict(spark):
+    """a's batch fails right after its MERGE; `qrepl distribute` stamps (examining the MERGE of
+    the unfinished batch); a job then rewrites the row the batch wrote, keeping the batch's
+    version; the next run finishes the batch. a's next update of that row (seen at the batch's
+    version) meets an update_update conflict, and the job's write stays. Before the fix, the
+    distribute's stamp recorded the unfinished batch as one whose versions were still to come,
+    so the job's rewrite was taken for the reader's own write and never stamped."""
+    from qrepl.storage.dbt_runner import DbtError
+
+    wh = _base(spark, "a")
+    run_reader(SCHEMA, **QUIET)
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
+    faults.arm_at_label("model.qrepl.batch_applied merge", faults.raise_fault)
+    try:
+        with pytest.raises(DbtError):
+            run_reader(SCHEMA, **QUIET)
+    finally:
+        faults.disarm()
+    distribute(wh.schema)
+    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    run_reader(SCHEMA, **QUIET)  # finishes a1's batch
+    with Subscriber(wh.schema, "a").transaction("a2") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a-again"})
+    run_reader(SCHEMA, **QUIET)
+    assert [(c["tran_id"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [("a2", "update_update")]
+    assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-job", 2: "c2"}
+    distribute(wh.schema)
+    assert _rows(wh, "a") == _rows(wh)
