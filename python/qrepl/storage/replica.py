@@ -10,6 +10,7 @@ import time
 from typing import Any, Callable
 
 from ..core.model import Article, canonical_key, check_identifier, typed_row
+from .dbt_runner import stamp_publisher
 from .tables import DELIVERIES_SCHEMA
 from .warehouse import Warehouse, readable
 
@@ -117,9 +118,10 @@ def snapshot_pins(wh: Warehouse) -> dict[tuple[str, str], int | None]:
 
 def pin_snapshots(wh: Warehouse, subscriber: str, articles: list[Article]) -> None:
     """Before a snapshot reads the publisher: pin each article's current snapshot. The one it
-    reads is this one or a later one, so a `qrepl maintain` that sees the pin keeps it, and
-    one that does not see it read the table's newest snapshot before the pin, so it expires
-    nothing as new as the snapshot read (maintenance.maintain)."""
+    reads (the one the publisher's trigger then examines) is this one or a later one, so a
+    `qrepl maintain` that sees the pin keeps it, and one that does not see it read the table's
+    newest snapshot before the pin, so it expires nothing as new as the snapshot read
+    (maintenance.maintain)."""
     if not wh.exists("snapshot_pins"):
         wh.create_own("snapshot_pins")
     _merge_snapshots(wh, "snapshot_pins", subscriber, {a.name: wh.article_snapshot(a) for a in articles})
@@ -134,16 +136,23 @@ def unpin_snapshots(wh: Warehouse, subscriber: str) -> None:
 
 def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
     """Replace the subscriber's replica with the publisher's current rows and record the
-    snapshots it reflects (initial sync and reinitialization)."""
+    snapshots it reflects (initial sync and reinitialization). The rows are read as of the
+    snapshot the publisher's trigger examined right before, so every row copied carries the
+    version the trigger gave it: a job's write that set no version reaches the replica under
+    its new version, never under the old one (which would meet a conflict it does not have)."""
     spark = wh.spark
     schema = replica_schema(wh, subscriber)
     pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     articles = wh.require_publication().articles
     pin_snapshots(wh, subscriber, articles)
+    stamp_publisher(wh)
+    stamped = wh.last_stamps()
     snapshots = {}
     for article in articles:
-        sid = wh.article_snapshot(article)
+        examined = stamped.get(article.name)
+        # 0: the trigger saw the table before its first snapshot; no record: the table as it is
+        sid = wh.article_snapshot(article) if examined is None else (examined or None)
         rows = table_at(wh, article, sid)
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid

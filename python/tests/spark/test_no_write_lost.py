@@ -149,3 +149,27 @@ def test_case_2_a_job_write_after_a_failed_run_and_a_distribute_meets_its_confli
     assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-job", 2: "c2"}
     distribute(wh.schema)
     assert _rows(wh, "a") == _rows(wh)
+
+
+@pytest.mark.parametrize("how", ["subscription add", "reinitialization"])
+def test_a_snapshot_copies_a_jobs_unstamped_write_under_its_new_version(spark, how):
+    """A job rewrites customer 1 keeping its version; then b's snapshot is taken (its
+    subscription added, or a reinitialized): the snapshot stamps first and copies the row
+    under the version the trigger gave it, so b's update of that row is applied with no
+    conflict. Before the fix, the snapshot copied the job's row under its old version, and
+    b's update met a conflict nobody made."""
+    from qrepl.services.distribution import reinitialize
+
+    wh = _base(spark, *(["b"] if how == "reinitialization" else []))
+    run_reader(SCHEMA, **QUIET)
+    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    if how == "reinitialization":
+        reinitialize(wh.schema, "b")
+    else:
+        add_subscription(SCHEMA, "b", **QUIET)
+    assert _rows(wh, "b") == _rows(wh)  # the job's row, under its new version
+    with Subscriber(wh.schema, "b").transaction("b1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-b"})
+    run_reader(SCHEMA, **QUIET)
+    assert wh.rows_of("conflicts") == []
+    assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-b", 2: "c2"}
