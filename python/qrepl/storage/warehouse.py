@@ -215,10 +215,24 @@ class Warehouse:
             raise ConfigError(f"{self.table('qrepl_publication')} / {self.table('qrepl_articles')} hold an invalid "
                               f"publication: {exc}") from exc
 
+    def _foreign_qrepl_table(self, article: Article, table: str) -> str | None:
+        """Why `table` may not be published: it is one of another publication's own tables, or
+        in one of its replica or what-if schemas (qrepl_table_refusal, asked of the schema that
+        holds that publication). None when it may."""
+        where = table.rpartition(".")[0].lower()
+        if not where or where == self.schema.lower():
+            return None
+        owner = where.split("__")[0] if "__" in where else where.removesuffix("_whatif")
+        for schema in {owner, where}:
+            if self.spark.catalog.tableExists(f"{schema}.qrepl_publication"):
+                return qrepl_table_refusal(article.name, table, schema)
+        return None
+
     def write_publication(self, pub: Publication) -> None:
         """Create or update the publication: config rows, and a table per article."""
         for article in pub.articles:  # before any write: never one of qrepl's own tables
-            refusal = qrepl_table_refusal(article.name, self.article_table(article), self.schema)
+            table = self.article_table(article)
+            refusal = qrepl_table_refusal(article.name, table, self.schema) or self._foreign_qrepl_table(article, table)
             if refusal:
                 raise ConfigError(refusal)
         self.ensure_base_tables()

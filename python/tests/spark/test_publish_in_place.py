@@ -201,6 +201,23 @@ def test_a_table_another_publication_published_is_refused_in_one_line(elsewhere,
     assert warehouse("pubz").read_publication() is None
 
 
+@pytest.mark.parametrize("table, words", [
+    (f"{PUBX}.replication_queue", "is a table qrepl keeps in the publisher's schema"),
+    (f"{PUBX}__north.customers", f"is in schema {PUBX}__north, which qrepl keeps for a subscriber's replica"),
+])
+def test_a_table_of_another_publications_own_schemas_is_refused_in_one_line(elsewhere, tmp_path, table, words):
+    """pubz may not publish pubx's queue, nor north's replica of pubx: each is refused in one
+    line before anything is written (before, only the publishing schema's own were)."""
+    spark, path, declared = elsewhere
+    other = tmp_path / "pubz.yml"
+    other.write_text(yaml.safe_dump({"publication": "pubz", "articles": [{**declared[0], "table": table}]}))
+    with pytest.raises(ConfigError) as refused:
+        create_publication(other, "pubz", echo=lambda _: None)
+    assert str(refused.value).startswith(f"article customers: table {table} {words}")
+    assert "\n" not in str(refused.value)
+    assert warehouse("pubz").read_publication() is None
+
+
 def test_dropping_the_publication_keeps_the_users_table(elsewhere):
     from qrepl.services.service import drop_publication
 
