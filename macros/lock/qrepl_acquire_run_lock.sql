@@ -11,8 +11,8 @@
         it runs; a lock whose lease expired is recovered by the next `qrepl run`. A plain
         `dbt run` (a scheduler on a Thrift server) has nothing renewing it: its lock has no
         lease (null), never expires, and a lock left by a killed plain run is removed with
-        `qrepl unlock`. -#}
-    {%- if qrepl_is_running() -%}
+        `qrepl unlock`. Only when the invocation runs a reader model (qrepl_reader_selected). -#}
+    {%- if qrepl_is_running() and qrepl_reader_selected() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
         {#- a schema with no publication (a plain `dbt build` with the wrong QREPL_SCHEMA, or
             before `qrepl publication create`): one line, before anything is written -#}

@@ -21,7 +21,8 @@
            between them).
         A writer that sets a fresh version itself is left alone. Deletes need nothing. A run
         that finds nothing to stamp writes nothing to the article. -#}
-    {%- if not (qrepl_is_running() or (execute and flags.WHICH == 'run-operation')) -%}
+    {#- in a run, only when it runs a reader model (qrepl_reader_selected) -#}
+    {%- if not ((qrepl_is_running() and qrepl_reader_selected()) or (execute and flags.WHICH == 'run-operation')) -%}
         {{ return('') }}
     {%- endif -%}
     {%- set config = qrepl_config() -%}

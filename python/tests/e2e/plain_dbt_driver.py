@@ -3,6 +3,7 @@ its own, since the embedded Derby metastore admits one JVM and dbt starts the ne
 
     python plain_dbt_driver.py setup SCENARIO        # the publication, its rows and queue, up to the first run
     python plain_dbt_driver.py outputs SCENARIO OUT  # what the run wrote, as `qrepl replay` writes it, to OUT
+    python plain_dbt_driver.py lock HOLDER           # the run lock, as a plain dbt run named HOLDER takes it
 
 Schema: $QREPL_SCHEMA, else `qrepl` (the profile's default); state: $QREPL_STATE_DIR.
 """
@@ -27,6 +28,14 @@ def first_batch(path: Path):
 def main(argv: list[str]) -> int:
     mode, path = argv[0], Path(argv[1])
     schema = os.environ.get("QREPL_SCHEMA", "qrepl")
+    if mode == "lock":
+        from qrepl.storage.spark import get_spark
+
+        get_spark().sql(f"create table {schema}.qrepl_run_lock using iceberg "
+                        f"tblproperties ('qrepl.holder' = '{argv[1]}', 'qrepl.acquired_at' = 'now') "
+                        f"as select 'held' as token, cast(0 as bigint) as renewals, current_timestamp() as renewed_at, "
+                        f"cast(null as int) as lease_seconds")
+        return 0
     if mode == "setup":
         scenario = first_batch(path)
         play(scenario, SparkBackend(scenario, schema))

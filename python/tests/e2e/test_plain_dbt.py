@@ -69,3 +69,13 @@ def test_plain_dbt_build_and_docs_on_the_local_target(tmp_path):
     _run(["dbt", "docs", "generate"], env)
     catalog = json.loads((tmp_path / "target" / "catalog.json").read_text())
     assert "model.qrepl.conflicts" in catalog["nodes"]
+
+    # while a reader holds the run lock, a build that runs none of the reader's models (its data
+    # tests alone, as a downstream project's `dbt build --select my_model` reads the marts) runs
+    # and leaves the lock alone; one that runs a reader model fails naming the holder
+    _run([sys.executable, str(DRIVER), "lock", "another_reader"], env)
+    tests_only = _run(["dbt", "build", "--select", "assert_transactions_processed_once"], env)
+    assert "Completed successfully" in tests_only.stdout and "PASS" in tests_only.stdout
+    reader = subprocess.run(["dbt", "build", "--select", "conflicts"], cwd=PROJECT, env=env, capture_output=True,
+                            text=True, timeout=1200)
+    assert reader.returncode != 0 and "already running (another_reader" in reader.stdout
