@@ -36,6 +36,7 @@ from ..core.model import (
     qrepl_table_refusal,
     typed_row,
 )
+from .table_formats import format_refusal
 
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -219,8 +220,10 @@ class Warehouse:
         """Create or update the publication: config rows, and a table per article."""
         for article in pub.articles:  # before any write: never one of qrepl's own tables
             refusal = qrepl_table_refusal(article.name, self.article_table(article), self.schema)
+            if not refusal and self.spark.catalog.tableExists(self.article_table(article)):
+                refusal = format_refusal(self.spark, self.article_table(article))  # read by the trigger
             if refusal:
-                raise ConfigError(refusal)
+                raise ConfigError(f"article {article.name}: {refusal}" if refusal.startswith("table ") else refusal)
         self.ensure_base_tables()
         existing = self.read_publication()
         if existing and existing.policy != pub.policy and self.subscription_count() > 0:
