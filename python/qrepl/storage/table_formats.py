@@ -49,6 +49,8 @@ def run_refusal(spark, table: str) -> str | None:
     """Before a queue-reader run: the one line naming a publisher table whose format properties
     were changed to a format qrepl cannot read after it was published (a metadata read only;
     the files themselves were checked when it was published)."""
+    if not spark.catalog.tableExists(table):
+        return None  # the run says what is missing, as before
     unreadable = property_refusal(spark, table)
     if not unreadable:
         return None
