@@ -5,10 +5,14 @@
 
         keep publisher: the conflict is closed as reviewed; nothing else changes.
         keep subscriber: the losing side's row is written to the publisher with a new version,
-        by compare-and-swap against the version the conflict recorded (publisher_version; its
-        absence for update_missing): an upsert of the subscriber's row, or a delete for a
-        delete conflict. A row changed since the conflict is refused with one line. A conflict
-        the subscriber already won (subscriber_wins) has nothing to write.
+        by compare-and-swap against the row the conflict recorded: its version
+        (publisher_version) and its content (publisher_row, the current row rendered the same
+        way by row_json_expr and compared as text, inside the MERGE's condition), or its
+        absence for update_missing: an upsert of the subscriber's row, or a delete for a delete
+        conflict. The row is the evidence (DESIGN.md §10): a job's plain SQL that changed it and
+        kept its version is a change too. A row changed since the conflict is refused with one
+        line naming what changed. A conflict the subscriber already won (subscriber_wins) has
+        nothing to write.
 
         Every resolution is one row of conflict_reviews (who, when, how, the version written),
         which only this macro and qrepl_remove_conflicts write. A removed conflict is refused. Resolving again changes nothing and says how it was
@@ -59,11 +63,22 @@
     {%- set key_ddl = article_schema_ddl(article, keys_only=true) -%}
     {%- set on = [] -%}
     {%- for k in article.key -%}{%- do on.append('target.' ~ k ~ ' = source.' ~ k) -%}{%- endfor -%}
+    {%- set image_now = row_json_expr(article, 'target.', 'target.msrepl_tran_version') -%}
+    {%- set changed = [] -%}
+    {%- for name, type in article.columns -%}
+        {%- do changed.append("case when not (target." ~ name ~ " <=> source.qrepl_was." ~ name ~ ") then '" ~ name ~ "' end") -%}
+    {%- endfor -%}
     {%- set row_now -%}
-        select target.msrepl_tran_version
+        select
+            target.msrepl_tran_version,
+            coalesce({{ image_now }} = source.qrepl_recorded, false) as qrepl_same,
+            concat_ws(', ', {{ changed | join(', ') }}) as qrepl_changed
         from {{ table }} as target
         inner join (
-            select parsed.*
+            select
+                parsed.*,
+                c.publisher_row as qrepl_recorded,
+                from_json(c.publisher_row, '{{ article_schema_ddl(article) }}', {{ qrepl_json_options() }}) as qrepl_was
             from {{ conflicts }} as c
             lateral view inline(array(from_json(c.row_key, '{{ key_ddl }}'))) parsed
             where c.conflict_id = '{{ conflict_id }}'
@@ -82,17 +97,25 @@
         {%- if (is_delete and not now and (conflict_type == 'delete_missing' or recorded is not none)) or (not is_delete and current == mine) -%}
             {#- already as the subscriber had it: absent, or this resolution's own earlier write -#}
             {%- set outcome = 'subscriber row applied' if current == mine else 'subscriber delete applied: the row is absent' -%}
-        {%- elif (now | length > 0) != (recorded is not none) or (now and current != recorded) -%}
-            {{ exceptions.raise_compiler_error("qrepl: conflict " ~ conflict_id ~ ": the publisher row changed since the conflict (it now holds "
-                ~ (current if now else 'no row') ~ ", the conflict recorded " ~ (recorded or 'no row')
-                ~ "): resolve it by a new change, or keep the publisher") }}
+        {%- elif (now | length > 0) != (recorded is not none) or (now and (current != recorded or not now[0][1])) -%}
+            {%- set what = ('version ' ~ current ~ ' kept') if (now and current == recorded)
+                else ('it now holds ' ~ (current if now else 'no row') ~ ', the conflict recorded ' ~ (recorded or 'no row')) -%}
+            {%- if now and recorded is not none and not now[0][1] -%}
+                {%- set what = what ~ '; changed: ' ~ (now[0][2] or 'its row image') -%}
+            {%- endif -%}
+            {{ exceptions.raise_compiler_error("qrepl: conflict " ~ conflict_id ~ ": the publisher row changed since the conflict ("
+                ~ what ~ "): resolve it by a new change, or keep the publisher") }}
         {%- else -%}
             {%- set columns = [] -%}
             {%- for name, type in article.columns -%}{%- do columns.append(name) -%}{%- endfor -%}
             {%- call statement('qrepl_resolve_merge', fetch_result=false) -%}
                 merge into {{ table }} as target
                 using (
-                    select parsed.*, c.publisher_version as qrepl_expected, {{ version }} as qrepl_version
+                    select
+                        parsed.*,
+                        c.publisher_version as qrepl_expected,
+                        c.publisher_row as qrepl_recorded,
+                        {{ version }} as qrepl_version
                     from {{ conflicts }} as c
                     lateral view inline(array(from_json(
                         {{ 'c.row_key' if is_delete else 'c.subscriber_row' }},
@@ -102,9 +125,11 @@
                 ) as source
                 on {{ on | join(' and ') }}
                 {%- if is_delete %}
-                when matched and target.msrepl_tran_version <=> source.qrepl_expected then delete
+                when matched and target.msrepl_tran_version <=> source.qrepl_expected
+                    and {{ image_now }} <=> source.qrepl_recorded then delete
                 {%- else %}
-                when matched and target.msrepl_tran_version <=> source.qrepl_expected then update set
+                when matched and target.msrepl_tran_version <=> source.qrepl_expected
+                    and {{ image_now }} <=> source.qrepl_recorded then update set
                     {%- for c in columns %}
                     target.{{ c }} = source.{{ c }},
                     {%- endfor %}

@@ -220,8 +220,12 @@
             moment, in years 0001..9999 in UTC for a timestamp -#}
         ({{ typed }} is not null and {{ _typed_value(typed, type) }} is null)
     {%- elif type in ('double', 'float') -%}
+        {#- finite, or non-finite as exactly the JSON string to_json writes ("NaN", "Infinity",
+            "-Infinity": a value the publisher can hold; model.queued_value_ok): Spark's
+            from_json also reads "+INF" and the like, and a float beyond its range as Infinity -#}
         (({{ typed }} is null and {{ _json_field(json, name) }} is not null)
-         or coalesce(isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'), false))
+         or coalesce((isnan({{ typed }}) or abs({{ typed }}) = double('Infinity'))
+                     and not coalesce({{ _json_field(json, name) }} in ('NaN', 'Infinity', '-Infinity'), false), false))
     {%- elif type in ('tinyint', 'smallint') -%}
         {#- read as INT and range checked: out of range is a wrong type -#}
         (({{ typed }} is null and {{ _json_field(json, name) }} is not null)

@@ -36,7 +36,9 @@ def customer(cid: int, **changes) -> dict:
 
 
 PUBLISHER_ROWS = {
-    "customers": [{**customer(cid), "msrepl_tran_version": version(cid)} for cid in (1, 2, 3, 4)],
+    # customer 5: a job's plain SQL wrote NaN into score (as Spark's to_json spells it)
+    "customers": [{**customer(cid), "msrepl_tran_version": version(cid)} for cid in (1, 2, 3, 4)]
+    + [{**customer(5, score="NaN"), "msrepl_tran_version": version(5)}],
     "order_lines": [{"order_id": 1, "line_no": 1, "product": "p", "quantity": 1, "msrepl_tran_version": version(50)}],
 }
 
@@ -96,7 +98,12 @@ def _catalogue() -> list[tuple[str, str, list[dict]]]:
         ("wrong_type_int", "wrong value type", tran("h_type_int", cmd("I", {"order_id": 7, "line_no": 1, "product": "p", "quantity": "abc"}, article="order_lines", new=fresh()))),
         ("wrong_type_decimal", "wrong value type", tran("h_type_decimal", cmd("U", c(2, credit_limit="abc"), old=version(2), new=fresh()))),
         ("wrong_type_impossible_date", "wrong value type", tran("h_type_date", cmd("U", c(2, since="2026-02-30"), old=version(2), new=fresh()))),
-        ("wrong_type_nan_double", "wrong value type", tran("h_type_nan", cmd("U", c(2, score="NaN"), old=version(2), new=fresh()))),
+        # a non-finite double is read only as exactly "NaN", "Infinity" or "-Infinity" (what to_json writes)
+        ("wrong_type_nan_double", "wrong value type", tran("h_type_nan", cmd("U", c(2, score="nan"), old=version(2), new=fresh()))),
+        ("wrong_type_infinity_spelling_double", "wrong value type",
+         tran("h_type_inf", cmd("U", c(2, score="+INF"), old=version(2), new=fresh()))),
+        ("malformed_json_bare_nan", "malformed JSON",
+         tran("h_json_nan", cmd("U", c(2), old=version(2), new=fresh(), new_row=compact(c(2)).replace('"score":0.5', '"score":NaN')))),
         ("wrong_type_number_for_string", "wrong value type", tran("h_type_string", cmd("U", c(2, name=5), old=version(2), new=fresh()))),
         ("wrong_type_string_for_boolean", "wrong value type", tran("h_type_bool", cmd("U", c(2, active="true"), old=version(2), new=fresh()))),
         ("wrong_type_boolean_for_string", "wrong value type", tran("h_type_string_bool", cmd("U", c(2, name=False), old=version(2), new=fresh()))),
@@ -166,6 +173,13 @@ GOOD = [
     ("g_not_as_captured", tran("g_not_as_captured", cmd("I", customer(16), new=fresh(),
                                                         new_row=json.dumps(customer(16), sort_keys=True)),
                                subscriber="s2", tran_seq=10)),
+    # non-finite values as every row image spells them (issue 57 case 8): a change to the row a
+    # job wrote NaN into, carrying it unchanged, is judged and applied like any other
+    ("g_publisher_nan_carried", tran("g_publisher_nan_carried", cmd("U", customer(5, city="moved", score="NaN"),
+                                                                    old=version(5), new=fresh()),
+                                     subscriber="s2", tran_seq=11)),
+    ("g_non_finite", tran("g_non_finite", cmd("I", customer(17, score="Infinity"), new=fresh()),
+                          cmd("I", customer(18, score="-Infinity"), new=fresh()), subscriber="s2", tran_seq=12)),
 ]
 
 

@@ -18,6 +18,8 @@ from decimal import Context, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Iterable
 
+from . import non_finite
+
 # Patterns end in \Z, not $: `$` also matches before a final newline, so "north\n" would pass.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -478,14 +480,12 @@ def coerce_json_value(value: Any, type_name: str) -> Any:
         if isinstance(value, Decimal):
             value = float(value)
         return json.dumps(value, separators=(",", ":")) if isinstance(value, (int, float)) else None
-    if type_name == "double":
+    if type_name in ("double", "float"):
+        if isinstance(value, str) and value in non_finite.SPELLING:  # a non-finite value as row images spell it
+            return non_finite.SPELLING[value]
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return None
-        return float(value)
-    if type_name == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-            return None
-        return float32(value)
+        return non_finite.canonical(float(value) if type_name == "double" else float32(value))
     if type_name == "boolean":
         return value if isinstance(value, bool) else None
     if type_name == "date":
@@ -691,6 +691,8 @@ def queued_value_ok(value: Any, type_name: str) -> bool:
     if type_name == "string":
         return isinstance(value, str)
     if type_name in ("double", "float"):
+        if isinstance(value, str):
+            return value in non_finite.SPELLING  # a value the publisher can hold, as Spark's to_json spells it
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
             return False
         try:
@@ -752,9 +754,13 @@ def value_refusal(article: Article, row: dict[str, Any]) -> str | None:
         typ = article.columns.get(col)
         if typ is None or v is None:
             continue
-        if coerce_json_value(v, typ) is None:
+        value = coerce_json_value(v, typ)
+        if value is None:
             hint = " exactly (never rounded)" if typ.startswith("decimal") else ""
             return f"{article.name}.{col}: {v!r} does not fit {typ}{hint}{fit_hint(typ)}"
+        refusal = non_finite.refusal(f"{article.name}.{col}", v, value, typ) if typ in ("double", "float") else None
+        if refusal:
+            return refusal
     return None
 
 
@@ -836,4 +842,6 @@ def range_refusal(owner: str, article: Article, rng: tuple[int, int] | None) -> 
 
 def dumps(obj: Any) -> str:
     """Compact, deterministic JSON used for row images in the queue."""
+    if isinstance(obj, dict):  # a row image: a non-finite value as Spark's to_json spells it
+        obj = {k: non_finite.spelled(v) for k, v in obj.items()}
     return jackson_text(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=False, default=str))

@@ -13,7 +13,7 @@ import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .immediate import PublisherUnreachable, _apply_at_publisher, _publisher_rows, _record_outcome
 from ..core.model import (
@@ -73,7 +73,11 @@ class Transaction:
             return self.pending[(article, key)]
         return self.sub.replica.row(article, key_values)
 
-    def _command(self, article_name: str, op: str, key_values: dict, new_row: dict | None) -> str | None:
+    def _command(self, article_name: str, op: str, key_values: dict, new_row: dict | None,
+                 given: Iterable[str] | None = None) -> str | None:
+        """One command; `given`: the columns the caller gave (None: all), whose values must fit
+        their columns. A value an update carries from the row unchanged (a NaN a job wrote at
+        the publisher, say) is the row's, not the caller's: it is written as it is."""
         article = self.sub.warehouse.article(article_name)
         if op == "I" and article.identity:
             new_row = key_values = self._identity(article, op, new_row, None)
@@ -87,7 +91,8 @@ class Transaction:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
             raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
-        refusal = value_refusal(article, new_row) if new_row is not None else None
+        refusal = None if new_row is None else value_refusal(
+            article, new_row if given is None else {c: new_row[c] for c in given if c in new_row})
         if refusal:
             raise ConfigError(refusal)
         version = new_version() if op != "D" else None
@@ -111,7 +116,7 @@ class Transaction:
     def update(self, article: str, key: dict[str, Any], changes: dict[str, Any]) -> str | None:
         a = self.sub.warehouse.article(article)
         current = self._current(a.name, canonical_key(a, key) or "", key) or {}
-        return self._command(article, "U", key, {**current, **changes, **key})
+        return self._command(article, "U", key, {**current, **changes, **key}, given=[*changes, *key])
 
     def delete(self, article: str, key: dict[str, Any]) -> None:
         self._command(article, "D", key, None)

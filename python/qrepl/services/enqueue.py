@@ -145,7 +145,10 @@ def check_record(pub: Publication, rec: dict[str, Any],
     if op != "D":
         extra = [c for c in image if c not in article.columns]
         missing = [c for c in article.columns if c not in image]
-        wrong = [c for c, t in article.columns.items() if c in image and not queued_value_ok(image[c], t)]
+        # a record is the caller's input: a float or double must be finite, also as the text
+        # "NaN" / "Infinity" the reader reads (a value the publisher can hold; docs/spec.md §3)
+        wrong = [c for c, t in article.columns.items() if c in image and (
+            not queued_value_ok(image[c], t) or (t in ("double", "float") and isinstance(image[c], str)))]
         if extra:
             return f"unknown column(s) {', '.join(extra)}"
         if missing:
@@ -153,7 +156,9 @@ def check_record(pub: Publication, rec: dict[str, Any],
         if wrong:
             return f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}" + (
                 " (a decimal must fit its precision and scale exactly: never rounded)"
-                if any(article.columns[c].startswith("decimal") for c in wrong) else "") + "".join(
+                if any(article.columns[c].startswith("decimal") for c in wrong) else "") + (
+                " (a float or double must be a finite number: no NaN or Infinity)"
+                if any(article.columns[c] in ("double", "float") for c in wrong) else "") + "".join(
                 dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
     if op == "I" and article.identity and ranges is not None:
         value = coerce_json_value(image[article.identity], "bigint")

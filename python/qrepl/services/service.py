@@ -301,8 +301,13 @@ def run_reader(schema: str | None = None, echo: Echo = print, wait_seconds: floa
     from ..storage.dbt_runner import run_queue_reader
     from ..storage.run_lock import wait_until_free
 
+    from ..storage.table_formats import run_refusal
+
     wh = warehouse(schema)
-    wh.require_publication()
+    for article in wh.require_publication().articles:  # the trigger reads their files: fail in one line
+        refusal = run_refusal(wh.spark, wh.article_table(article))
+        if refusal:
+            raise ConfigError(refusal)
     wait_until_free(wh, wait_seconds, echo)
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
     started = datetime.now(timezone.utc).replace(tzinfo=None)

@@ -36,6 +36,7 @@ from ..core.model import (
     qrepl_table_refusal,
     typed_row,
 )
+from .table_formats import format_refusal
 
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
@@ -233,8 +234,10 @@ class Warehouse:
         for article in pub.articles:  # before any write: never one of qrepl's own tables
             table = self.article_table(article)
             refusal = qrepl_table_refusal(article.name, table, self.schema) or self._foreign_qrepl_table(article, table)
+            if not refusal and self.spark.catalog.tableExists(table):
+                refusal = format_refusal(self.spark, table)  # read by the trigger
             if refusal:
-                raise ConfigError(refusal)
+                raise ConfigError(f"article {article.name}: {refusal}" if refusal.startswith("table ") else refusal)
         self.ensure_base_tables()
         existing = self.read_publication()
         if existing and existing.policy != pub.policy and self.subscription_count() > 0:

@@ -65,3 +65,13 @@ def test_good_transactions_are_applied_on_spark(both):
     assert customers[1]["city"] == "moved" and customers[3]["city"] == "upper" and 4 not in customers
     assert None not in customers and {10, 11} <= set(customers)
     assert customers[2]["city"] == "x"
+
+
+def test_a_publisher_row_holding_nan_does_not_block_changes_to_it_on_spark(both):
+    # issue 57 case 8: the change carries the publisher's NaN as "NaN" and is applied, as on the reference
+    import math
+
+    _, _, actual = both
+    customers = {r["customer_id"]: r for r in actual["publisher"]["customers"]}
+    assert customers[5]["city"] == "moved" and math.isnan(float(customers[5]["score"]))
+    assert float(customers[17]["score"]) == math.inf and float(customers[18]["score"]) == -math.inf

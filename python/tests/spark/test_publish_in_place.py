@@ -228,3 +228,54 @@ def test_dropping_the_publication_keeps_the_users_table(elsewhere):
     assert _customers(spark) == before  # rows and msrepl_tran_version kept
     props = {r[0] for r in spark.sql(f"show tblproperties {SALES}.customers").collect()}
     assert "qrepl.publication" not in props
+
+
+AVRO = "qrepl_avro_user"
+
+
+@pytest.mark.parametrize("how", ["property", "property_and_files", "delete_property"])
+def test_publishing_in_place_a_table_written_as_avro_is_refused_in_one_line(spark, tmp_path, how):
+    # issue 57 case 7a: the publisher's trigger reads data files directly (Parquet, ORC); Spark
+    # here has no Avro reader, so an Avro table is refused when published, never at a run
+    for schema in (f"{AVRO}_pub", AVRO):
+        spark.sql(f"drop database if exists {schema} cascade")
+    spark.sql(f"create database {AVRO}")
+    prop = "write.delete.format.default" if how == "delete_property" else "write.format.default"
+    spark.sql(f"create table {AVRO}.stock (sku string, qty int) using iceberg tblproperties ('{prop}'='avro')")
+    if how == "property_and_files":
+        spark.sql(f"insert into {AVRO}.stock values ('a', 1), ('b', 2)")
+        assert {r[0] for r in spark.sql(f"select file_format from {AVRO}.stock.files").collect()} == {"AVRO"}
+    path = tmp_path / "avro.yml"
+    path.write_text(yaml.safe_dump({"publication": "avro", "articles": [
+        {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{AVRO}.stock"}]}))
+    with pytest.raises(ConfigError) as refused:
+        create_publication(path, f"{AVRO}_pub", echo=lambda _: None)
+    line = str(refused.value)
+    assert "\n" not in line and f"{AVRO}.stock" in line and f"{prop}=avro" in line, line
+    assert ("avro data files" in line) == (how == "property_and_files"), line
+    # nothing created: no publication, the table as it was
+    assert not spark.catalog.databaseExists(f"{AVRO}_pub") or warehouse(f"{AVRO}_pub").read_publication() is None
+    assert [f.name for f in spark.table(f"{AVRO}.stock").schema.fields] == ["sku", "qty"]
+    assert "qrepl.publication" not in {r[0] for r in spark.sql(f"show tblproperties {AVRO}.stock").collect()}
+
+
+def test_a_published_table_whose_format_property_becomes_avro_fails_the_run_in_one_line(spark, tmp_path):
+    # issue 57 case 7a: what publishing cannot prevent is caught before the reader's run
+    from qrepl.services.service import run_reader
+
+    for schema in (f"{AVRO}_pub", AVRO):
+        spark.sql(f"drop database if exists {schema} cascade")
+    spark.sql(f"create database {AVRO}")
+    spark.sql(f"create table {AVRO}.stock (sku string, qty int) using iceberg")
+    spark.sql(f"insert into {AVRO}.stock values ('a', 1)")
+    path = tmp_path / "avro.yml"
+    path.write_text(yaml.safe_dump({"publication": "avro", "articles": [
+        {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{AVRO}.stock"}]}))
+    create_publication(path, f"{AVRO}_pub", echo=lambda _: None)
+    spark.sql(f"alter table {AVRO}.stock set tblproperties ('write.format.default'='avro')")
+    with pytest.raises(ConfigError) as refused:
+        run_reader(f"{AVRO}_pub", echo=lambda _: None)
+    line = str(refused.value)
+    assert "\n" not in line and f"{AVRO}.stock" in line and "write.format.default=avro" in line, line
+    spark.sql(f"drop database if exists {AVRO}_pub cascade")
+    spark.sql(f"drop database if exists {AVRO} cascade")

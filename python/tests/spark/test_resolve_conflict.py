@@ -16,13 +16,13 @@ from scenario_builder import dele, ins, row, scenario, tran, upd, v
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_resolve"
-P = {i: v() for i in range(1, 8)}
+P = {i: v() for i in range(1, 15)}
 
 
 @pytest.fixture(scope="module")
 def logged(spark):
     steps = [
-        {"publisher_rows": {"customers": [row(i, f"city{i}", P[i]) for i in range(1, 8)]}},
+        {"publisher_rows": {"customers": [row(i, f"city{i}", P[i]) for i in (*range(1, 8), *range(10, 15))]}},
         {"enqueue": [
             tran("s1", "uu", upd(1, "s1-uu", v(), v())),      # update_update
             tran("s1", "uu-pub", upd(2, "s1-pub", v(), v())),  # update_update, to keep the publisher
@@ -32,6 +32,12 @@ def logged(spark):
             tran("s2", "ie", ins(4, "s2-ie", v())),            # insert_exists
             tran("s1", "late", upd(5, "s1-late", v(), v())),   # the publisher changes it afterwards
             tran("s2", "kill", upd(6, "s2-kill", v(), v())),   # resolved by a run killed mid-way
+            # a job's plain SQL changes these afterwards (issue 57, case 1)
+            tran("s1", "job-uu", upd(10, "s1-job", v(), v())),      # the job keeps the version
+            tran("s3", "job-du", dele(11, v())),                    # the job keeps the version
+            tran("s2", "job-ie", ins(12, "s2-job", v())),           # the job keeps the version
+            tran("s1", "job-new", upd(13, "s1-job", v(), v())),     # the job sets a new version
+            tran("s2", "job-race", upd(14, "s2-job", v(), v())),    # the job writes while it is resolved
         ]},
         {"run": {}},
         {"publisher_change": {"article": "customers", "op": "U", "row": row(5, "changed-later"), "new_version": v()}},
@@ -40,7 +46,8 @@ def logged(spark):
     backend = SparkBackend(sc, SCHEMA)
     play(sc, backend)
     ids = {c["tran_id"]: c["conflict_id"] for c in list_conflicts(SCHEMA)}
-    assert sorted(ids) == ["dm", "du", "ie", "kill", "late", "um", "uu", "uu-pub"]
+    assert sorted(ids) == ["dm", "du", "ie", "job-du", "job-ie", "job-new", "job-race", "job-uu", "kill", "late", "um",
+                           "uu", "uu-pub"]
     return backend.wh, ids
 
 
@@ -104,6 +111,56 @@ def test_a_row_changed_since_the_conflict_is_refused_in_one_line(logged):
     assert "\n" not in str(refused.value)
     assert _rows(wh)[5]["city"] == "changed-later"
     assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["late"])["review"] is None
+
+
+def _job_update(wh, set_sql: str, customer_id: int) -> None:
+    """A publisher job's plain Spark SQL: it knows nothing of qrepl."""
+    wh.spark.sql(f"update {wh.table('customers')} set {set_sql} where customer_id = {customer_id}")
+
+
+@pytest.mark.parametrize("tran_id, customer_id", [("job-uu", 10), ("job-du", 11), ("job-ie", 12)])
+def test_resolve_refuses_a_row_a_job_changed_keeping_its_version(logged, tran_id, customer_id):
+    # issue 57 case 1: the row is the evidence, not its version (DESIGN.md §10)
+    wh, ids = logged
+    before = _rows(wh)[customer_id]
+    _job_update(wh, "city = 'job-wrote'", customer_id)
+    with pytest.raises(DbtError, match="changed since the conflict") as refused:
+        resolve_conflict(SCHEMA, ids[tran_id], "subscriber", "dba")
+    assert "\n" not in str(refused.value) and "city" in str(refused.value)
+    after = _rows(wh)[customer_id]
+    assert after["city"] == "job-wrote" and after["msrepl_tran_version"] == before["msrepl_tran_version"]
+    assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids[tran_id])["review"] is None
+
+
+def test_resolve_refuses_a_row_a_job_changed_with_a_new_version(logged):
+    wh, ids = logged
+    _job_update(wh, "city = 'job-wrote', msrepl_tran_version = uuid()", 13)
+    with pytest.raises(DbtError, match="changed since the conflict") as refused:
+        resolve_conflict(SCHEMA, ids["job-new"], "subscriber", "dba")
+    assert "\n" not in str(refused.value)
+    assert _rows(wh)[13]["city"] == "job-wrote"
+    assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["job-new"])["review"] is None
+
+
+def test_resolve_refuses_a_row_a_job_changes_between_its_check_and_its_write(logged, monkeypatch):
+    # the row is compared inside the MERGE's condition: a job's write (keeping the version) that
+    # lands after the resolve read the row and before its MERGE is not overwritten either
+    from pyspark.sql import SparkSession
+
+    wh, ids = logged
+    original = SparkSession.sql
+
+    def job_first(self, statement, *args, **kwargs):
+        if "merge into" in statement and "qrepl_recorded" in statement:
+            original(self, f"update {wh.table('customers')} set city = 'job-raced' where customer_id = 14")
+        return original(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(SparkSession, "sql", job_first)
+    with pytest.raises(DbtError, match="changed while it was being resolved"):
+        resolve_conflict(SCHEMA, ids["job-race"], "subscriber", "dba")
+    monkeypatch.undo()
+    assert _rows(wh)[14]["city"] == "job-raced"
+    assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["job-race"])["review"] is None
 
 
 def test_a_resolve_failed_after_its_write_is_finished_by_the_next(logged):

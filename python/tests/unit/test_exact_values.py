@@ -283,3 +283,49 @@ def test_timestamp_and_binary_through_enqueue_checks(tmp_path):
     assert row["row_key"] == '{"k_ts":"2026-01-01T00:00:00.000001Z","k_ntz":"2026-01-01T00:00:00.000000"}'
     assert json.loads(row["new_row"]) == {"k_ts": "2026-01-01T00:00:00.000001Z", "k_ntz": "2026-01-01T00:00:00.000000",
                                           "ts": None, "ntz": "0001-01-01T00:00:00.000000", "bin": "AP8="}
+
+
+NON_FINITE = {"publication": "p", "articles": [
+    {"name": "prices", "key": ["price_id"], "columns": {"price_id": "int", "price": "double", "ratio": "float"}}]}
+
+
+@pytest.mark.parametrize("column, value", [
+    ("price", float("nan")), ("price", float("inf")), ("price", float("-inf")), ("price", "NaN"),
+    ("ratio", float("nan")), ("ratio", "-Infinity"), ("ratio", Decimal("3.5e38")),
+])
+def test_capture_refuses_nan_and_infinity_in_one_line(column, value):
+    # issue 57 case 8: a value the caller gives must be finite (docs/spec.md §3)
+    prices = publication_from_dict(NON_FINITE).articles[0]
+    refusal = value_refusal(prices, {"price_id": 1, column: value})
+    assert refusal.startswith(f"prices.{column}: ") and "no NaN or Infinity" in refusal and "\n" not in refusal
+    assert value_refusal(prices, {"price_id": 1, "price": 1e308, "ratio": 3.4e38}) is None
+
+
+def test_enqueue_refuses_nan_and_infinity_from_a_file(tmp_path):
+    # issue 57 case 8: as bare JSON tokens (Python's json reads them), or as the text the reader
+    # reads for a value the publisher holds: a record is the caller's input, refused either way
+    pub = publication_from_dict(NON_FINITE)
+    path = tmp_path / "changes.jsonl"
+    rows = ['{"price_id":1,"price":NaN,"ratio":0.5}', '{"price_id":2,"price":1.5,"ratio":-Infinity}',
+            '{"price_id":3,"price":"Infinity","ratio":0.5}', '{"price_id":4,"price":1.5,"ratio":1e39}',
+            '{"price_id":5,"price":1.5,"ratio":0.5}']
+    path.write_text("".join(f'{{"tran_id":"t{i}","article":"prices","op":"I","row":{r}}}\n' for i, r in enumerate(rows)))
+    refusals = [check_record(pub, r) for _, r, _ in read_records(path)]
+    assert refusals[-1] is None
+    for refusal, column in zip(refusals[:-1], ["price", "ratio", "price", "ratio"]):
+        assert refusal.startswith(f"wrong value type for {column} (") and "no NaN or Infinity" in refusal, refusal
+
+
+def test_a_non_finite_value_is_read_only_as_the_text_spark_writes():
+    # a value the publisher can hold: every row image spells it as Spark's to_json does
+    import math
+
+    from qrepl.core.model import dumps, queued_value_ok
+
+    prices = publication_from_dict(NON_FINITE).articles[0]
+    image = normalize_row(prices, {"price_id": 1, "price": float("nan"), "ratio": float("-inf")})
+    assert dumps(image) == '{"price_id":1,"price":"NaN","ratio":"-Infinity","msrepl_tran_version":null}'
+    assert math.isnan(coerce_json_value("NaN", "double")) and coerce_json_value("Infinity", "float") == math.inf
+    assert normalize_row(prices, json.loads(dumps(image))) == image  # NaN rows compare equal
+    assert [queued_value_ok(v, "double") for v in ("NaN", "Infinity", "-Infinity")] == [True] * 3
+    assert [queued_value_ok(v, "double") for v in ("nan", "+INF", "inf", float("nan"), "1.5")] == [False] * 5

@@ -94,3 +94,16 @@ def test_publication_refuses_a_column_named_like_the_readers_own(column):
             {"name": "a", "key": ["id"], "columns": {"id": "int", column: "string"}}]})
     assert len(str(err.value).splitlines()) == 1
     assert column in str(err.value)
+
+
+def test_a_publisher_row_holding_nan_does_not_block_changes_to_it(reader):
+    """Issue 57 case 8: a job wrote NaN into customer 5's score; a change to its city carries
+    the NaN unchanged (as "NaN", Spark's spelling) and is applied; the NaN stays, and the
+    non-finite values the reader reads are exactly the three spellings to_json writes."""
+    import math
+
+    outcomes = {o["tran_id"]: o["outcome"] for o in reader.transaction_outcomes}
+    assert outcomes["g_publisher_nan_carried"] == outcomes["g_non_finite"] == "applied"
+    customers = reader.publisher["customers"]
+    assert customers['{"customer_id":5}']["city"] == "moved" and math.isnan(customers['{"customer_id":5}']["score"])
+    assert customers['{"customer_id":17}']["score"] == math.inf and customers['{"customer_id":18}']["score"] == -math.inf
