@@ -190,6 +190,8 @@ class ReferenceReader:
     # identity ranges (docs/spec.md §3): every range ever assigned, in order; an owner's current
     # range is its last. The owner is a subscriber, or PUBLISHER_RANGE_OWNER.
     identity_ranges: list[tuple[str, str, int, int]] = field(default_factory=list)
+    # per (article, owner, range start): the highest value given from the range (its claim)
+    identity_claims: dict[tuple[str, str, int], int] = field(default_factory=dict)
     committed_images: dict[tuple[str, str], Row | None] = field(default_factory=dict)  # the last immediate commit's
 
     def __post_init__(self) -> None:
@@ -214,15 +216,22 @@ class ReferenceReader:
         mine = [(s, e) for art, o, s, e in self.identity_ranges if art == article_name and o == owner]
         return mine[-1] if mine else None
 
+    def claim_identity(self, owner: str, a: Article, held: list[Any]) -> int:
+        """Give the next value of the owner's current range, once: above every value given from
+        it before and every value `held` (its table's) in it; ConfigError when it is used up."""
+        rng = self.identity_range(owner, a.name)
+        claim = (a.name, owner, rng[0]) if rng else None
+        value = next_identity(rng, [self.identity_claims.get(claim), *held]) if rng else None
+        if value is None:
+            raise ConfigError(range_refusal(owner, a, rng))
+        self.identity_claims[claim] = value
+        return value
+
     def capture_identity(self, subscriber: str, article_name: str, replica_values: list[Any]) -> int:
         """The identity value a queued subscriber's insert gets: the next of its range above
-        what its replica holds in it; ConfigError when the range is used up."""
-        a = self.article(article_name)
-        rng = self.identity_range(subscriber, a.name)
-        value = next_identity(rng, replica_values) if rng else None
-        if value is None:
-            raise ConfigError(range_refusal(subscriber, a, rng))
-        return value
+        what was given from it and what its replica holds in it; ConfigError when the range is
+        used up."""
+        return self.claim_identity(subscriber, self.article(article_name), replica_values)
 
     # -- publisher-side helpers ------------------------------------------------------------
     def article(self, name: str) -> Article:
@@ -348,13 +357,9 @@ class ReferenceReader:
         return outcome
 
     def _publisher_identity(self, article: Article, overlay: dict[tuple[str, str], Row | None]) -> int:
-        rng = self.identity_range(PUBLISHER_RANGE_OWNER, article.name)
         used = [r[article.identity] for r in self.publisher[article.name].values()]
         used += [r[article.identity] for (name, _), r in overlay.items() if name == article.name and r]
-        value = next_identity(rng, used) if rng else None
-        if value is None:
-            raise ConfigError(range_refusal(PUBLISHER_RANGE_OWNER, article, rng))
-        return value
+        return self.claim_identity(PUBLISHER_RANGE_OWNER, article, used)
 
     # -- the queue reader -----------------------------------------------------------------
     def _reject_reason(self, row: Row, batch: "BatchFacts") -> str | None:

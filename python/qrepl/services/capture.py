@@ -45,7 +45,8 @@ class Transaction:
     def _identity(self, article, op: str, new_row: dict | None, current: dict | None) -> dict | None:
         """An insert of an identity article gets the next value of a range: the publisher's
         under immediate updating (the publisher generates it), the subscriber's own under
-        queued (docs/spec.md §3). The value is qrepl's to give, and an update cannot change it."""
+        queued (docs/spec.md §3), claimed for this transaction alone (a concurrent one gets
+        another). The value is qrepl's to give, and an update cannot change it."""
         col = article.identity
         if not col or new_row is None:
             return new_row

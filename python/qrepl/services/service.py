@@ -169,7 +169,7 @@ def assign_identity_range(schema: str | None, owner: str, article: str | None = 
 
 def identity_ranges(schema: str | None) -> list[dict]:
     """Every owner's current identity range, per identity article, and the values it has left."""
-    from ..storage.identity_ranges import current_range, highest_value
+    from ..storage.identity_ranges import claimed_value, current_range, highest_value
 
     wh = warehouse(schema)
     pub = wh.require_publication()
@@ -183,7 +183,8 @@ def identity_ranges(schema: str | None) -> list[dict]:
             if rng is None:
                 continue
             table = wh.article_table(a) if owner == PUBLISHER_RANGE_OWNER else f"{wh.schema}__{owner}.{a.name}"
-            highest = highest_value(wh, table, a, rng) if wh.spark.catalog.tableExists(table) else None
+            held = highest_value(wh, table, a, rng) if wh.spark.catalog.tableExists(table) else None
+            highest = max([v for v in (held, claimed_value(wh, owner, a.name)) if v is not None], default=None)
             out.append({"article": a.name, "owner": owner or "publisher", "range_start": rng[0], "range_end": rng[1],
                         "left": rng[1] - max(highest or rng[0] - 1, rng[0] - 1)})
     return out

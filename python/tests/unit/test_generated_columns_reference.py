@@ -128,3 +128,17 @@ def test_a_subscriber_added_again_gets_a_fresh_range():
     r.drop_subscription("north")
     r.add_subscription("north")
     assert r.identity_range("north", "orders") == (10, 12)
+
+
+def test_case6_two_open_transactions_of_one_owner_get_different_values():
+    """Issue 57 case 6: two captures of north open at once both see its replica without the
+    other's row; the second still gets the next value (the first claimed its own). A value
+    claimed once is not given again, whatever the table holds later."""
+    r = reader()
+    assert r.capture_identity("north", "orders", []) == 7
+    assert r.capture_identity("north", "orders", []) == 8
+    assert r.capture_identity("north", "orders", [7]) == 9  # 8's transaction failed: its value is a gap
+    r.immediate_commit("imm", "t1", [insert("a")], AT)
+    r.delete_row("orders", {"order_id": 1})
+    r.immediate_commit("imm", "t2", [insert("b")], AT)
+    assert sorted(r.publisher["orders"]) == ['{"order_id":2}']  # 1 was given, its row deleted: not given again
