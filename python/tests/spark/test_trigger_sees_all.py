@@ -20,7 +20,7 @@ import yaml
 from qrepl.storage import faults
 from qrepl.storage.dbt_runner import DbtError, stamp_publisher
 from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, queue_rows_for, scenario_from_dict
-from scenario_builder import row, scenario, tran, upd, v
+from scenario_builder import CUSTOMERS, row, scenario, tran, upd, v
 
 pytestmark = pytest.mark.spark
 
@@ -119,6 +119,39 @@ def test_case3_a_users_rewrite_data_files_after_job_updates_hides_no_change(spar
     assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]} == {1: "Job1", 2: "Job2", 3: "city3"}
     assert actual == expected
 
+
+
+def test_case3_a_first_write_to_an_empty_table_compacted_by_maintain_keeps_its_history(spark):
+    """An article whose table had no snapshot at the last stamp (examined "before the first
+    snapshot"): a job's INSERT without a version, committed right after maintain's stamp, is
+    compacted by maintain, whose expiry keeps the INSERT's snapshot; the next run stamps it."""
+    from qrepl.services.maintenance import maintain
+
+    tags = {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}}
+    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",), articles=(CUSTOMERS, tags)), "sees_all_empty")
+    spark_side = SparkBackend(sc, "qrepl_sees_all_empty")
+    wh = spark_side.wh
+    stamp_publisher(wh)
+    spark_side.put_publisher_rows("customers", [row(1, "city1", v())])
+    spark_side.run(T0)
+    assert wh.last_stamps()["tags"] == 0 and wh.article_snapshot(wh.require_publication().article("tags")) is None
+    spark.sql(f"update {wh.table('customers')} set city = 'Oslo' where customer_id = 1")  # maintain's stamp has work
+
+    def after_the_stamp_record(k: int, label: str) -> None:
+        if "insert into" in label and "publisher_stamps" in label:
+            spark.sql(f"insert into {wh.table('tags')} values ('t1', 'job', null)")
+        else:
+            faults._State.armed_at, faults._State.action = k + 1, after_the_stamp_record
+
+    faults.arm(1, after_the_stamp_record)
+    try:
+        maintain(wh.schema)
+    finally:
+        faults.disarm()
+    assert [r.operation for r in spark.sql(f"select operation from {wh.table('tags')}.snapshots order by committed_at").collect()] \
+        == ["append", "replace"]
+    spark_side.run(T0 + timedelta(minutes=1))
+    assert [r["msrepl_tran_version"] is not None for r in wh.publisher_rows("tags")] == [True]
 
 # -- case 7b: a table whose data files are ORC ----------------------------------------------
 
