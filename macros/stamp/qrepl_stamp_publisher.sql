@@ -102,8 +102,9 @@
         {%- set rewrites = run_query("select snapshot_id from " ~ table ~ ".snapshots where operation = 'replace'") -%}
         {%- set rewritten = [] -%}
         {%- for row in rewrites.rows -%}{%- do rewritten.append(row[0] | int) -%}{%- endfor -%}
-        {#- after: the commits since the last stamp, compactions left out; compacted: per
-            compaction since, its parent and the commits after the previous one it rewrote -#}
+        {#- after: the commits since the last stamp, compactions left out. compacted: per
+            compaction since, its parent and the commits between the one before it (or the
+            last stamp) and it, whose files it may have replaced -#}
         {%- set after = [] -%}
         {%- set compacted = [] -%}
         {%- set found = [] -%}
