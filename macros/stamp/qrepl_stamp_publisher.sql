@@ -10,8 +10,10 @@
         Per article, from the snapshot the last stamp examined (table publisher_stamps):
         1. nothing committed since: nothing read (metadata only);
         2. the data files added since (Iceberg's entries of the snapshots after it; a DELETE
-           adds none: absence needs no version) are read directly, key and version only: the
-           cost follows what was written since the last stamp, not the table's size;
+           adds none: absence needs no version) are read directly, in their own format
+           (Parquet or ORC), key and version only: the cost follows what was written since
+           the last stamp, not the table's size. A compaction since (any tool's) is not read,
+           but the files it replaced are, as of its parent: it hides no write;
         3. a version the queue reader wrote since (int_batch_commands of the batches since) is
            fresh; any other is checked against the table as of the last stamp: a version that
            was already there (an UPDATE or MERGE that kept it, an INSERT that copied it) or none
@@ -104,20 +106,31 @@
             ~ table ~ ' where msrepl_tran_version is null' -%}
     {%- else -%}
         {%- set since = since | int -%}
-        {%- set ancestors = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "', " ~ examined ~ ")") -%}
-        {#- a compaction (operation `replace`: `qrepl maintain`, which stamps first) rewrites
-            rows without changing them: its files are not read -#}
+        {%- set ancestors = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "', " ~ examined ~ ")").rows -%}
+        {#- a compaction (operation `replace`: `qrepl maintain`'s, or any other tool's) rewrites
+            rows without changing them: its own files are not read. The files it replaced are
+            no longer live as of the examined snapshot, so those the commits before it added
+            are read as of its parent (below) -#}
         {%- set rewrites = run_query("select snapshot_id from " ~ table ~ ".snapshots where operation = 'replace'") -%}
         {%- set rewritten = [] -%}
         {%- for row in rewrites.rows -%}{%- do rewritten.append(row[0] | int) -%}{%- endfor -%}
+        {#- after: the commits since the last stamp, compactions left out. compacted: per
+            compaction since, its parent and the commits between the one before it (or the
+            last stamp) and it, whose files it may have replaced -#}
         {%- set after = [] -%}
+        {%- set compacted = [] -%}
         {%- set found = [] -%}
-        {%- for row in ancestors.rows -%}
+        {%- for row in ancestors -%}
             {%- if found | length == 0 -%}
                 {%- if (row[0] | int) == since -%}
                     {%- do found.append(true) -%}
-                {%- elif (row[0] | int) not in rewritten -%}
+                {%- elif (row[0] | int) in rewritten -%}
+                    {%- if not loop.last -%}
+                        {%- do compacted.append({'parent': ancestors[loop.index][0] | int, 'commits': []}) -%}
+                    {%- endif -%}
+                {%- else -%}
                     {%- do after.append(row[0] | int) -%}
+                    {%- if compacted -%}{%- do compacted[-1]['commits'].append(row[0] | int) -%}{%- endif -%}
                 {%- endif -%}
             {%- endif -%}
         {%- endfor -%}
@@ -129,12 +142,33 @@
         {%- if found | length == 0 and since != 0 -%}
             {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, 0 as file_seq from ' ~ table ~ ' version as of ' ~ examined) -%}
         {%- elif after -%}
-            {%- set files = run_query('select data_file.file_path, min(sequence_number) from ' ~ table ~ '.entries version as of ' ~ examined
-                ~ ' where status < 2 and data_file.content = 0 and snapshot_id in (' ~ after | join(', ') ~ ') group by data_file.file_path') -%}
-            {%- for f in files.rows -%}
+            {#- the data files the commits since added, live as of the examined snapshot or, for
+                those a compaction replaced, as of its parent: one entries query for the examined
+                snapshot and one per compaction since. A file read twice (a compaction that
+                replaced none of them, e.g. a manifest rewrite) is read once -#}
+            {%- set listings = [{'as_of': examined, 'commits': after}] -%}
+            {%- for c in compacted if c['commits'] -%}
+                {%- do listings.append({'as_of': c['parent'], 'commits': c['commits']}) -%}
+            {%- endfor -%}
+            {%- set files = {} -%}
+            {%- for listing in listings -%}
+                {%- set entries = run_query('select data_file.file_path, data_file.file_format, min(sequence_number) from '
+                    ~ table ~ '.entries version as of ' ~ listing['as_of'] ~ ' where status < 2 and data_file.content = 0 and snapshot_id in ('
+                    ~ listing['commits'] | join(', ') ~ ') group by data_file.file_path, data_file.file_format') -%}
+                {%- for f in entries.rows -%}
+                    {%- if f[0] not in files or (f[2] | int) < files[f[0]][1] -%}
+                        {%- do files.update({f[0]: [f[1] | upper, f[2] | int]}) -%}
+                    {%- endif -%}
+                {%- endfor -%}
+            {%- endfor -%}
+            {%- for path, f in files | dictsort -%}
+                {%- if f[0] not in ('PARQUET', 'ORC') -%}
+                    {{ exceptions.raise_compiler_error("qrepl: article " ~ article['name'] ~ ": table " ~ table ~ " has a data file in "
+                        ~ f[0] ~ " format, which the publisher's trigger cannot read (Parquet and ORC only): " ~ path) }}
+                {%- endif -%}
                 {#- a file path from Iceberg's own metadata; quoted for a backtick identifier -#}
-                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, ' ~ (f[1] | int) ~ ' as file_seq from parquet.`'
-                    ~ (f[0] | replace('`', '``')) ~ '`') -%}
+                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, ' ~ f[1] ~ ' as file_seq from '
+                    ~ f[0] | lower ~ '.`' ~ (path | replace('`', '``')) ~ '`') -%}
             {%- endfor -%}
         {%- endif -%}
         {%- if not reads -%}

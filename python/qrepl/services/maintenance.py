@@ -25,8 +25,10 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
     not see the pin it expires nothing that snapshot needs."""
     wh = warehouse(schema)
     spark = wh.spark
-    # the publisher's trigger first: a compaction's files are never read for unstamped
-    # changes (it changes no row), so a change it would rewrite must be stamped before it
+    # the publisher's trigger first, so that expiry keeps only from the snapshot it examined.
+    # A write committed after it and compacted below is still stamped next time: the trigger
+    # reads the files a compaction replaced as of the compaction's parent, which is newer
+    # than that snapshot and so is kept
     stamp_publisher(wh)
     stamped = wh.last_stamps()
     report = []
@@ -43,7 +45,11 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
         if stamped.get(article.name) is not None:  # the next stamp reads the table as of it
             needed.append(stamped[article.name])
         oldest = None
-        if needed:
+        if stamped.get(article.name) == 0:
+            # examined "before the first snapshot" (a table empty at the stamp): the next stamp
+            # reads every commit in its history, so nothing is expired
+            oldest = history.agg({"committed_at": "min"}).first()[0]
+        elif needed:
             oldest = history.where(history.snapshot_id.isin(needed)).agg({"committed_at": "min"}).first()[0]
         # nobody needs an older snapshot than the newest: keep that one only
         keep_from = newest if oldest is None or oldest > newest else oldest
