@@ -8,6 +8,7 @@ tests require identical outputs. Keep this file obvious rather than fast.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -62,10 +63,11 @@ def judge(op: str, current: Row | None, old_version: str | None) -> str | None:
 
 
 def row_content(article: Article, row: Row) -> Row:
-    """A row's article columns, normalized: what two images of one row are compared on."""
+    """A row's article columns, normalized: what two images of one row are compared on (a NaN
+    equals a NaN here, as in Spark's comparisons)."""
     content = normalize_row(article, row)
     content.pop("msrepl_tran_version", None)
-    return content
+    return {c: "NaN" if isinstance(v, float) and math.isnan(v) else v for c, v in content.items()}
 
 
 def judge_seen(article: Article, op: str, current: Row | None, old_version: str | None,

@@ -105,7 +105,9 @@ class Transaction:
             "old_version": current["msrepl_tran_version"] if current else None,
             "new_version": version,
             "new_row": dumps({c: image[c] for c in article.columns}) if image else None,
-            "old_row": dumps({c: current[c] for c in article.columns}) if current else None,
+            # the before image in the canonical form of every row image (a replica row's binary
+            # and timestamp values as text), so it compares with the publisher's row exactly
+            "old_row": dumps({c: seen[c] for c in article.columns}) if (seen := normalize_row(article, current)) else None,
         })
         self.pending[(article.name, key)] = image
         self.images.append(image)

@@ -228,12 +228,14 @@ def test_case7b_an_orc_table_published_in_place_is_stamped_run_and_distributed(s
 
 
 def test_case7b_an_avro_data_file_stops_the_stamp_with_one_line(spark, tmp_path):
-    """Avro data files are not read by the trigger: the owner's first write to such a table
-    makes the stamp fail with one line naming the table and the format."""
+    """Avro data files are not read by the trigger: a table published as Parquet (an Avro one
+    is refused at publish) whose owner then switches it to Avro and writes makes the stamp
+    fail with one line naming the table and the format."""
     from qrepl.services.service import warehouse
 
     schema, users = "qrepl_avro", "avro_shop"
-    _publish_in_place(spark, tmp_path, schema, users, "avro")
+    _publish_in_place(spark, tmp_path, schema, users, "parquet")
+    spark.sql(f"alter table {users}.customers set tblproperties ('write.format.default' = 'avro')")
     spark.sql(f"insert into {users}.customers values (4, 'Bodo', null)")
     with pytest.raises(DbtError) as stopped:
         stamp_publisher(warehouse(schema))
