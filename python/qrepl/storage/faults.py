@@ -106,8 +106,13 @@ def arm(k: int, action: Callable[[int, str], None]) -> None:
 
 def arm_at_label(prefix: str, action: Callable[[int, str], None]) -> None:
     """Run `action` right after the first write whose label starts with `prefix`."""
+    arm_when(lambda label: label.startswith(prefix), action)
+
+
+def arm_when(matches: Callable[[str], bool], action: Callable[[int, str], None]) -> None:
+    """Run `action` right after the first write whose label `matches`."""
     def step(k: int, label: str) -> None:
-        if label.startswith(prefix):
+        if matches(label):
             action(k, label)
         else:
             _State.armed_at, _State.action = k + 1, step

@@ -27,6 +27,11 @@ pytestmark = pytest.mark.spark
 T0 = datetime(2026, 3, 1, 9, 0, 0)
 
 
+
+def _is_stamp_record(label: str) -> bool:
+    """The write that records what the publisher's trigger examined (maintain's stamp)."""
+    return "insert into" in label and "publisher_stamps" in label
+
 def _versions(wh) -> dict[int, str]:
     return {r["customer_id"]: r["msrepl_tran_version"] for r in wh.publisher_rows("customers")}
 
@@ -78,13 +83,7 @@ def test_case3_a_job_update_between_maintains_stamp_and_its_compaction_meets_the
     table = wh.table("customers")
     spark.sql(f"update {table} set city = 'Oslo' where customer_id = 3")  # maintain's stamp has work
 
-    def after_the_stamp_record(k: int, label: str) -> None:
-        if "insert into" in label and "publisher_stamps" in label:
-            spark.sql(f"update {table} set city = 'Job' where customer_id = 1")
-        else:
-            faults._State.armed_at, faults._State.action = k + 1, after_the_stamp_record
-
-    faults.arm(1, after_the_stamp_record)
+    faults.arm_when(_is_stamp_record, lambda k, label: spark.sql(f"update {table} set city = 'Job' where customer_id = 1"))
     try:
         maintain(wh.schema)
     finally:
@@ -137,13 +136,7 @@ def test_case3_a_first_write_to_an_empty_table_compacted_by_maintain_keeps_its_h
     assert wh.last_stamps()["tags"] == 0 and wh.article_snapshot(wh.require_publication().article("tags")) is None
     spark.sql(f"update {wh.table('customers')} set city = 'Oslo' where customer_id = 1")  # maintain's stamp has work
 
-    def after_the_stamp_record(k: int, label: str) -> None:
-        if "insert into" in label and "publisher_stamps" in label:
-            spark.sql(f"insert into {wh.table('tags')} values ('t1', 'job', null)")
-        else:
-            faults._State.armed_at, faults._State.action = k + 1, after_the_stamp_record
-
-    faults.arm(1, after_the_stamp_record)
+    faults.arm_when(_is_stamp_record, lambda k, label: spark.sql(f"insert into {wh.table('tags')} values ('t1', 'job', null)"))
     try:
         maintain(wh.schema)
     finally:
