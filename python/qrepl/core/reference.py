@@ -195,6 +195,7 @@ class ReferenceReader:
     # per (article, owner, range start): the highest value given from the range (its claim)
     identity_claims: dict[tuple[str, str, int], int] = field(default_factory=dict)
     committed_images: dict[tuple[str, str], Row | None] = field(default_factory=dict)  # the last immediate commit's
+    outside_writes: int = 0  # writes by writers that know nothing of qrepl, numbered for their stamps
 
     def __post_init__(self) -> None:
         for a in self.publication.articles:
@@ -251,6 +252,55 @@ class ReferenceReader:
     def delete_row(self, article: str, key_values: Row) -> None:
         key = canonical_key(self.article(article), key_values)
         self.publisher[article].pop(key, None)
+
+    # -- writers that know nothing of qrepl (docs/spec.md §4, "The publisher's trigger") ----
+    def outside_effect(self, article: str, op: str, row: Row) -> tuple[str, Row, Row | None] | None:
+        """What a plain SQL write by a writer that knows nothing of qrepl does to the publisher
+        as it is now: an UPDATE (U) sets every other column of the row with `row`'s key, an
+        INSERT (I) adds `row` where its key is absent, a DELETE (D) removes the row; None when
+        it matches no row. The written row gets a new version from the publisher's trigger,
+        here `stamped:<n>`, one no one else holds. Returns (article, key row, row image or
+        None for a delete), to apply now or later (apply_outside_effect)."""
+        a = self.article(article)
+        current = self.publisher[article].get(canonical_key(a, row))
+        if op == "D":
+            return (article, row, None) if current is not None else None
+        if op not in ("U", "I") or (op == "U") != (current is not None):
+            return None
+        self.outside_writes += 1
+        return article, row, {**row, "msrepl_tran_version": f"stamped:{self.outside_writes}"}
+
+    def apply_outside_effect(self, effect: tuple[str, Row, Row | None] | None) -> None:
+        if effect is None:
+            return
+        article, key_row, image = effect
+        if image is None:
+            self.delete_row(article, key_row)
+        else:
+            self.put_row(article, image)
+
+    def run_with_outside_writes(self, batch_time: datetime, before: list[tuple[str, str, Row]],
+                                during: list[tuple[str, str, Row]], after: list[tuple[str, str, Row]]) -> int:
+        """A run beside a writer that knows nothing of qrepl (docs/spec.md §10): its writes
+        committed before the run's trigger examined the table are changes before the batch;
+        those committed after the trigger and before the run's MERGE count as made right after
+        the batch, with the effect each had on the table as the run found it (an UPDATE of a
+        row the batch inserts matched nothing); those after the MERGE come after the batch.
+        Each list holds (article, op, row) in commit order."""
+        for write in before:
+            self.apply_outside_effect(self.outside_effect(*write))
+        as_found = {a: dict(rows) for a, rows in self.publisher.items()}
+        effects = []
+        for write in during:  # each on the table as the earlier ones of the run left it
+            effects.append(self.outside_effect(*write))
+            self.apply_outside_effect(effects[-1])
+        self.publisher = as_found
+        batch_id = self.run(batch_time)
+        for effect in effects:
+            self.apply_outside_effect(effect)
+        for write in after:
+            self.apply_outside_effect(self.outside_effect(*write))
+        return batch_id
 
     def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
         """Subscribe at generation 0, or, for a subscriber dropped before, at one above the

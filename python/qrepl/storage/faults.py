@@ -120,6 +120,17 @@ def arm_when(matches: Callable[[str], bool], action: Callable[[int, str], None])
     arm(1, step)
 
 
+def arm_each(action: Callable[[int, str], None]) -> None:
+    """Run `action` right after every write from now on, until `disarm` (writes the action
+    makes itself are counted only outside `uncounted()`)."""
+    def step(k: int, label: str) -> None:
+        action(k, label)
+        if _State.action is step:  # not disarmed by the action
+            _State.armed_at, _State.action = _State.writes + 1, step
+
+    arm(1, step)
+
+
 def labels() -> list[str]:
     """The write points counted since `arm`, in order (label of write k at index k - 1)."""
     return list(_State.labels)

@@ -486,6 +486,23 @@ class Warehouse:
         self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
                        f"using {view} as source on {on} when matched then delete")
 
+    def outside_write(self, article_name: str, op: str, row: dict[str, Any]) -> None:
+        """A write by a writer that knows nothing of qrepl (a scenario's `outside_write`): a
+        MERGE by `row`'s key that updates every other column and keeps the version (U),
+        inserts the row with no version where the key is absent (I), or deletes (D)."""
+        if op == "D":
+            return self.delete_rows(article_name, [row])
+        article = self.article(article_name)
+        norm = typed_row(article, row)
+        view = self._temp_view([tuple(norm[c] for c in article.columns) + (None,)], self._article_ddl(article))
+        on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
+        if op == "U":
+            sets = ", ".join(f"target.{c} = source.{c}" for c in article.columns if c not in article.key)
+            action = f"when matched then update set {sets}"
+        else:
+            action = "when not matched then insert *"
+        self.spark.sql(f"merge into {self.article_table(article)} as target using {view} as source on {on} {action}")
+
     def publisher_rows(self, article_name: str) -> list[dict]:
         article = self.article(article_name)
         return [r.asDict() for r in readable(self.spark.table(self.article_table(article)), article).collect()]

@@ -77,14 +77,46 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
     steps = data.get("steps", [])
     if not isinstance(steps, list):
         raise ConfigError(f"scenario {name}: steps must be a list")
-    known = {"publisher_rows", "publisher_change", "enqueue", "commit", "run", "reinitialize", "advance_clock"}
+    known = {"publisher_rows", "publisher_change", "outside_write", "enqueue", "commit", "run", "reinitialize",
+             "advance_clock"}
     for i, step in enumerate(steps, 1):
         if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in known:
             raise ConfigError(f"scenario {name}: step {i} must be one of {sorted(known)}")
+        if "outside_write" in step:
+            _check_outside_write(name, i, step["outside_write"], publication)
     return Scenario(name, publication, subscribers, steps)
 
 
 PublisherChange = tuple[str, str, dict, str | None]  # article, op, row (or key for D), new_version
+OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
+
+# Where in the next run an `outside_write` step with `during` commits: right after the run's
+# write that the predicate names (its label, qrepl.storage.faults), and so, for the run:
+# "before" its trigger examined the table, after that and before its MERGE ("cut"), or
+# "after" its MERGE. Each of these writes happens in every run that takes a batch.
+RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "run_lock": ("before", lambda label: label.startswith("python create table") and ".qrepl_run_lock " in label),
+    **{node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
+       for node in ("int_batch_subscriptions", "int_batch_commands", "int_batch_transactions",
+                    "int_queued_commands_judged", "compensating_commands", "conflicts", "publisher_changes",
+                    "transaction_outcomes")},
+    # the node's last write, its own table's: after every publisher MERGE and stamp record
+    "batch_applied": ("after", lambda label: label.startswith("model.qrepl.batch_applied ")
+                      and ".batch_applied " in label.removeprefix("model.qrepl.batch_applied ")),
+    "queue_reader_history": ("after", lambda label: label.startswith("model.qrepl.queue_reader_history ")),
+}
+
+
+def _check_outside_write(name: str, i: int, body: Any, publication: Publication) -> None:
+    where = f"scenario {name}: step {i} (outside_write)"
+    if not isinstance(body, dict) or body.get("op") not in ("U", "I", "D"):
+        raise ConfigError(f"{where}: needs op U, I or D")
+    if publication.article(body.get("article")) is None:
+        raise ConfigError(f"{where}: unknown article {body.get('article')!r}")
+    if not isinstance(body.get("key" if body["op"] == "D" else "row"), dict):
+        raise ConfigError(f"{where}: op {body['op']} needs {'key' if body['op'] == 'D' else 'row'}")
+    if body.get("during") is not None and body["during"] not in RUN_POINTS:
+        raise ConfigError(f"{where}: during must be one of {', '.join(RUN_POINTS)}")
 
 
 class Backend(Protocol):
@@ -92,6 +124,7 @@ class Backend(Protocol):
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None: ...
     def publisher_changes(self, changes: list[PublisherChange]) -> None: ...
+    def outside_write(self, write: OutsideWrite, during: str | None) -> None: ...
     def enqueue(self, queue_rows: list[dict]) -> None: ...
     def run(self, batch_time: datetime) -> None: ...
     def reinitialize(self, subscriber: str) -> None: ...
@@ -108,6 +141,7 @@ class ReferenceBackend:
         self.reader = ReferenceReader(scenario.publication)
         for s in scenario.subscribers:
             self.reader.add_subscription(s)
+        self.during_next_run: list[tuple[str, OutsideWrite]] = []
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
         for row in rows:
@@ -120,11 +154,21 @@ class ReferenceBackend:
             else:
                 self.reader.put_row(article, {**row, "msrepl_tran_version": new_version})
 
+    def outside_write(self, write: OutsideWrite, during: str | None) -> None:
+        if during is None:
+            self.reader.apply_outside_effect(self.reader.outside_effect(*write))
+        else:
+            self.during_next_run.append((during, write))
+
     def enqueue(self, queue_rows: list[dict]) -> None:
         self.reader.append_queue(queue_rows)
 
     def run(self, batch_time: datetime) -> None:
-        self.reader.run(batch_time)
+        order = list(RUN_POINTS)
+        writes = sorted(self.during_next_run, key=lambda w: order.index(w[0]))  # stable: scenario order within a point
+        self.during_next_run = []
+        when = {kind: [w for point, w in writes if RUN_POINTS[point][0] == kind] for kind in ("before", "cut", "after")}
+        self.reader.run_with_outside_writes(batch_time, when["before"], when["cut"], when["after"])
 
     def reinitialize(self, subscriber: str) -> None:
         self.reader.reinitialize(subscriber)
@@ -232,6 +276,9 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
         elif kind == "publisher_change":
             row = body.get("row") or body.get("key")
             pending_changes.append((body["article"], body["op"], row, body.get("new_version")))
+        elif kind == "outside_write":
+            row = body["key"] if body["op"] == "D" else body["row"]
+            backend.outside_write((body["article"], body["op"], row), body.get("during"))
         elif kind == "enqueue":
             pending_queue.extend(queue_rows_for(scenario, body, clock, tran_seqs, generation_of))
         elif kind == "run":
@@ -255,12 +302,44 @@ def _plain(value: Any) -> Any:
     return value
 
 
+STAMPED = "(stamped)"
+
+
+def _scenario_versions(value: Any, found: set[str]) -> set[str]:
+    """Every version a scenario names (msrepl_tran_version, old_version, new_version)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("msrepl_tran_version", "old_version", "new_version") and isinstance(v, str):
+                found.add(v)
+            else:
+                _scenario_versions(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _scenario_versions(v, found)
+    return found
+
+
 def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str, list[dict]]:
-    """Contract columns only, row images parsed and typed, rows sorted: what replay writes."""
+    """Contract columns only, row images parsed and typed, rows sorted: what replay writes.
+
+    In a scenario with outside writes, a version the scenario does not name is one the
+    publisher's trigger gave an outside write (a new uuid on Spark): it is written as
+    `(stamped)`, so the two outputs compare."""
     pub = scenario.publication
+    known = (_scenario_versions(scenario.steps, set())
+             if any("outside_write" in step for step in scenario.steps) else None)
+
+    def version(v: Any) -> Any:
+        return STAMPED if known is not None and isinstance(v, str) and v not in known else v
+
+    def image(row: dict | None) -> dict | None:
+        if isinstance(row, dict) and "msrepl_tran_version" in row:
+            return {**row, "msrepl_tran_version": version(row["msrepl_tran_version"])}
+        return row
+
     result: dict[str, list[dict]] = {}
     for article in pub.articles:
-        rows = [normalize_row(article, r) for r in outputs["publisher"].get(article.name, [])]
+        rows = [image(normalize_row(article, r)) for r in outputs["publisher"].get(article.name, [])]
         result[f"publisher/{article.name}"] = sorted(
             rows, key=lambda r: tuple((v is None, v) for v in (r[k] for k in article.key)))
     for table in OUTPUT_TABLES:
@@ -268,12 +347,14 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
         for raw in outputs[table]:
             row = {c: _plain(raw.get(c)) for c in OUTPUT_COLUMNS[table]}
             art = pub.article(row.get("article")) if "article" in row else None
-            for image in ("publisher_row", "subscriber_row", "row"):
-                if image in row:
-                    value = row[image]
+            for column in ("publisher_row", "subscriber_row", "row"):
+                if column in row:
+                    value = row[column]
                     if isinstance(value, str):
                         value = json.loads(value, parse_float=Decimal)
-                    row[image] = normalize_row(art, value) if (art and value is not None) else value
+                    row[column] = image(normalize_row(art, value) if (art and value is not None) else value)
+            if "publisher_version" in row:
+                row["publisher_version"] = version(row["publisher_version"])
             rows.append(row)
         keys = SORT_KEYS[table]
         result[table] = sorted(rows, key=lambda r: tuple((r[k] is None, str(r[k]) if r[k] is not None else "")
@@ -316,6 +397,8 @@ class SparkBackend:
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
             self.wh.add_subscriptions(scenario.subscribers)
+        self.during_next_run: list[tuple[str, OutsideWrite]] = []
+        self.examined = False  # by the publisher's trigger, once (a run, or _baseline)
 
     @classmethod
     def attach(cls, scenario: Scenario, schema: str) -> "SparkBackend":
@@ -325,6 +408,7 @@ class SparkBackend:
 
         backend = cls.__new__(cls)
         backend.scenario, backend.wh = scenario, Warehouse(get_spark(), schema)
+        backend.during_next_run, backend.examined = [], True
         return backend
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
@@ -341,13 +425,52 @@ class SparkBackend:
             self.wh.delete_rows(a.name, [row for op, row, _ in mine if op == "D"])
             self.wh.upsert_rows(a.name, [{**row, "msrepl_tran_version": nv} for op, row, nv in mine if op != "D"])
 
+    def outside_write(self, write: OutsideWrite, during: str | None) -> None:
+        self._baseline()
+        if during is None:
+            self.wh.outside_write(*write)
+        else:
+            self.during_next_run.append((during, write))
+
+    def _baseline(self) -> None:
+        """Before the first outside write, the publisher's trigger examines the tables once, as
+        the subscribers' snapshots would have (the versions they hold are the trigger's)."""
+        if not self.examined:
+            from ..storage.dbt_runner import stamp_publisher
+
+            stamp_publisher(self.wh)
+            self.examined = True
+
     def enqueue(self, queue_rows: list[dict]) -> None:
         self.wh.append_queue(queue_rows)
 
     def run(self, batch_time: datetime) -> None:
         from ..storage.dbt_runner import run_queue_reader
 
-        run_queue_reader(self.wh.schema, batch_time)
+        self.examined = True  # the run's trigger
+        if not self.during_next_run:
+            return run_queue_reader(self.wh.schema, batch_time)
+        from ..storage import faults
+
+        pending, self.during_next_run = self.during_next_run, []
+
+        def commit_due(k: int, label: str) -> None:
+            """Right after the run's write `label`: the outside writes due there, in this
+            process, as another writer's commits would interleave."""
+            due = [w for point, w in pending if RUN_POINTS[point][1](label)]
+            pending[:] = [(point, w) for point, w in pending if not RUN_POINTS[point][1](label)]
+            with faults.uncounted():
+                for write in due:
+                    self.wh.outside_write(*write)
+
+        faults.arm_each(commit_due)
+        try:
+            run_queue_reader(self.wh.schema, batch_time)
+        finally:
+            faults.disarm()
+        if pending:
+            raise ConfigError(f"outside writes during {', '.join(sorted({p for p, _ in pending}))}: "
+                              f"the run made no such write (a run that takes no batch makes fewer)")
 
     def reinitialize(self, subscriber: str) -> None:
         sub = self.wh.subscription(subscriber)

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import RUN_POINTS, ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 
 pytestmark = pytest.mark.spark
 
@@ -135,6 +135,25 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         publisher[article["name"]] = rows
     rounds = []
     generations = dict.fromkeys(subscribers, 0)
+    def outside_writes(during: bool) -> list[dict]:
+        """0–2 writes by a job that knows nothing of qrepl: between runs, or at a point of the
+        next run (RUN_POINTS); the rows it writes have versions only the trigger knows."""
+        writes = []
+        for _ in range(_many(draw, 0, 2)):
+            article = draw(st.sampled_from(articles))
+            k = draw(st.integers(0, 3))
+            op = draw(st.sampled_from(["U", "U", "I", "D"]))
+            write = {"article": article["name"], "op": op}
+            write["key" if op == "D" else "row"] = key_row(article, k) if op == "D" else full_row(article, k)
+            if during:
+                write["during"] = draw(st.sampled_from(list(RUN_POINTS)))
+            writes.append(write)
+            if op == "D":
+                known.pop((article["name"], k), None)
+            else:
+                known[(article["name"], k)] = None
+        return writes
+
     for r in range(_many(draw, 1, 3)):
         changes = []
         for _ in range(draw(st.integers(0, 2)) if r else 0):  # publisher-local writes between runs
@@ -148,6 +167,7 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
             else:
                 changes.append({"article": article["name"], "op": "D", "key": key_row(article, k)})
                 known.pop((article["name"], k), None)
+        outside = outside_writes(during=False)
         transactions = []
         for t in range(_many(draw, 1, 6)):
             subscriber = draw(st.sampled_from(subscribers))
@@ -179,7 +199,9 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         reinit = []
         if policy == "publisher_wins_reinit" and draw(st.booleans()):
             reinit = [draw(st.sampled_from(subscribers))]
-        rounds.append({"changes": changes, "transactions": transactions, "reinit": reinit})
+        outside_during = outside_writes(during=True)
+        rounds.append({"changes": changes, "outside": outside, "transactions": transactions,
+                       "outside_during": outside_during, "reinit": reinit})
         for s in reinit:
             generations[s] += 1
     return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds}
@@ -250,9 +272,14 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
     for r in range(max(len(p["rounds"]) for p in parts)):
         rounds = [p["rounds"][r] for p in parts if r < len(p["rounds"])]
         steps += [{"publisher_change": c} for rd in rounds for c in rd["changes"]]
+        steps += [{"outside_write": w} for rd in rounds for w in rd.get("outside", [])]
         steps.append({"enqueue": [t for rd in rounds for t in rd["transactions"]]})
+        steps += [{"outside_write": w} for rd in rounds for w in rd.get("outside_during", [])]
         steps.append({"run": {}})
         steps += [{"reinitialize": {"subscriber": s}} for rd in rounds for s in rd["reinit"]]
+    last = [rd for p in parts for rd in p["rounds"][-1:] if len(p["rounds"]) == r + 1]
+    if any(rd.get("outside_during") for rd in last):
+        steps.append({"run": {}})  # its trigger stamps what the last run's outside writes left unstamped
     return {"publication": "sales", "policy": policy, "articles": articles,
             "subscribers": [s for p in parts for s in p["subscribers"]], "steps": steps}
 
