@@ -93,7 +93,10 @@ OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
 # Where in the next run an `outside_write` step with `during` commits: right after the run's
 # write that the predicate names (its label, qrepl.storage.faults), and so, for the run:
 # "before" its trigger examined the table, after that and before its MERGE ("cut"), or
-# "after" its MERGE. Each of these writes happens in every run that takes a batch.
+# "after" its MERGE. Each of these writes happens in every run that takes a batch, except
+# those of CONDITIONAL_POINTS: only when the batch has rows for them (a conflict, a
+# compensating command, a publisher change); an outside write due at a point the run did not
+# make fails the replay.
 RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "run_lock": ("before", lambda label: label.startswith("python create table") and ".qrepl_run_lock " in label),
     **{node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
@@ -105,6 +108,8 @@ RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
                       and ".batch_applied " in label.removeprefix("model.qrepl.batch_applied ")),
     "queue_reader_history": ("after", lambda label: label.startswith("model.qrepl.queue_reader_history ")),
 }
+
+CONDITIONAL_POINTS = frozenset({"compensating_commands", "conflicts", "publisher_changes"})
 
 
 def _check_outside_write(name: str, i: int, body: Any, publication: Publication) -> None:

@@ -173,3 +173,27 @@ def test_a_snapshot_copies_a_jobs_unstamped_write_under_its_new_version(spark, h
     run_reader(SCHEMA, **QUIET)
     assert wh.rows_of("conflicts") == []
     assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-b", 2: "c2"}
+
+
+def test_a_job_row_with_a_null_key_is_never_overwritten(spark):
+    """A job inserts a customers row whose key is NULL (no version). The trigger cannot stamp
+    it (it addresses rows by key), and it needs no stamp: no subscriber change can reach it.
+    Capture refuses a change to it in one line, a queued command with a null key is
+    quarantined (hostile catalogue), and runs and deliveries leave the job's row as written,
+    delivering it once."""
+    from qrepl.core.model import ConfigError
+
+    wh = _base(spark, "a")
+    spark.sql(f"insert into {wh.table('customers')} select cast(null as int), 'nobody', cast(null as string)")
+    run_reader(SCHEMA, **QUIET)
+    with pytest.raises(ConfigError, match="key"), Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": None}, {"city": "from-a"})
+    distribute(wh.schema)
+    distribute(wh.schema)
+    run_reader(SCHEMA, **QUIET)
+    def null_key_rows(table: str) -> list[tuple]:
+        return [tuple(r) for r in spark.table(table).where("customer_id is null").collect()]
+
+    assert null_key_rows(wh.table("customers")) == [(None, "nobody", None)]
+    assert [r[:2] for r in null_key_rows(f"{replica_schema(wh, 'a')}.customers")] in ([], [(None, "nobody")])
+    assert len(spark.table(wh.table("customers")).collect()) == 3  # customers 1 and 2 untouched
