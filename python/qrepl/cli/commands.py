@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ..core.model import CONFLICT_CODES, PUBLISHER_RANGE_OWNER, ConfigError, check_identifier
+from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
+from ..core.vocabulary import CONFLICT_CODES, ConfigError, check_identifier
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 DEMO_SCHEMA = "qrepl_demo"
@@ -260,7 +261,7 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
-    from ..core.model import POLICIES
+    from ..core.vocabulary import POLICIES
     from ..services.service import publication as publication_of
     from ..tools.whatif import whatif as do_whatif
     from ..tools.whatif import whatif_table
@@ -401,7 +402,7 @@ def subscription_add(subscriber, update_mode) -> None:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
     """
-    from ..core.model import normalize_update_mode
+    from ..core.modes import normalize_update_mode
     from ..services.service import add_subscription
 
     sub = add_subscription(_schema(), subscriber, echo=_echo, update_mode=normalize_update_mode(update_mode))

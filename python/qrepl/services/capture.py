@@ -16,17 +16,11 @@ from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
 from .immediate import PublisherUnreachable, _apply_at_publisher, _publisher_rows, _record_outcome
-from ..core.model import (
-    PUBLISHER_RANGE_OWNER,
-    ConfigError,
-    canonical_key,
-    capture_refusal,
-    check_identifier,
-    dumps,
-    normalize_row,
-    stamp_text,
-    value_refusal,
-)
+from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
+from ..core.modes import capture_refusal
+from ..core.rows import canonical_key, normalize_row, value_refusal
+from ..core.values import dumps, stamp_text
+from ..core.vocabulary import ConfigError, check_identifier
 from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from ..storage.warehouse import new_version
 from .service import warehouse as open_warehouse

@@ -20,7 +20,8 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from ..core.model import REINITIALIZING, ConfigError, check_identifier
+from ..core.modes import REINITIALIZING
+from ..core.vocabulary import ConfigError, check_identifier
 from ..storage.replica import (
     Progress,
     deliveries,

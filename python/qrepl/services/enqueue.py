@@ -24,10 +24,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..core.model import (
-    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
-    queued_value_ok,
-)
+from ..core.publication import Publication
+from ..core.rows import canonical_key, normalize_row
+from ..core.values import UUID_TEXT, coerce_json_value, dumps, fit_hint, queued_value_ok
+from ..core.vocabulary import ConfigError
 from ..storage.identity_ranges import owned_ranges
 from ..storage.tables import ENQUEUE_REJECTS_SCHEMA
 from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse

@@ -32,14 +32,11 @@ from decimal import Decimal
 from typing import Any
 
 from ..storage.faults import point_comment
-from ..core.model import (
-    CONFLICT_REASONS,
-    Article,
-    ConflictError,
-    dumps,
-    normalize_row,
-    typed_row,
-)
+from ..core.modes import ConflictError
+from ..core.publication import Article
+from ..core.rows import normalize_row, typed_row
+from ..core.values import dumps
+from ..core.vocabulary import CONFLICT_REASONS
 from ..core.reference import judge_seen
 from ..storage.replica import COMMIT_CONFLICTS
 from ..storage.dbt_runner import stamp_publisher
@@ -80,7 +77,7 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
 def _publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
     """The publisher's current rows for these keys, by canonical key (a key join, not a scan
     to the driver)."""
-    from ..core.model import canonical_key
+    from ..core.rows import canonical_key
 
     keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
                                      for k in key_values], article.key_ddl)

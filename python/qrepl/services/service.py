@@ -13,17 +13,11 @@ from typing import Any, Callable
 
 import yaml
 
-from ..core.model import (
-    PUBLISHER_RANGE_OWNER,
-    ConfigError,
-    Publication,
-    check_identifier,
-    check_type,
-    normalize_policy,
-    normalize_update_mode,
-    publication_from_dict,
-    switch_refusal,
-)
+from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
+from ..core.modes import normalize_update_mode, switch_refusal
+from ..core.publication import Publication, publication_from_dict
+from ..core.values import check_type
+from ..core.vocabulary import ConfigError, check_identifier, normalize_policy
 
 Echo = Callable[[str], None]
 

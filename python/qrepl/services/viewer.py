@@ -44,7 +44,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..core.model import CONFLICT_CODES
+from ..core.vocabulary import CONFLICT_CODES
 
 __all__ = ["render_viewer", "write_viewer", "GROUP_FIELDS", "ROW_FIELDS", "VIEWER_ORDER"]
 
@@ -53,7 +53,7 @@ LOCK_FILE = ".qrepl-viewer.lock"
 DATA_PREFIX = "viewer-data-"
 CHUNK_ROWS = 500
 ASSETS = files("qrepl.services") / "viewer_assets"
-# One colour per conflict type, in the order of qrepl.core.model.CONFLICT_CODES (SQL Server's codes).
+# One colour per conflict type, in the order of qrepl.core.vocabulary.CONFLICT_CODES (SQL Server's codes).
 TYPE_COLORS = dict(zip(CONFLICT_CODES, ["#e8590c", "#1c7ed6", "#d6336c", "#7048e8", "#37b24d"], strict=True))
 # What a group of conflicts shares (the page's filters, charts and table columns read these).
 GROUP_FIELDS = ("detected_at", "publication", "article", "subscriber", "conflict_type", "conflict_type_code",

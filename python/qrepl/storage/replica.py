@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.model import Article, canonical_key, check_identifier, typed_row
+from ..core.publication import Article
+from ..core.rows import canonical_key, typed_row
+from ..core.vocabulary import check_identifier
 from .dbt_runner import stamp_publisher
 from .tables import DELIVERIES_SCHEMA
 from .warehouse import Warehouse, readable

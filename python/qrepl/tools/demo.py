@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..services.capture import Subscriber
 from ..services.distribution import distribute
-from ..core.model import ConflictError
+from ..core.modes import ConflictError
 from ..services.service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts,
                                 output_dir, project_file, run_reader, transaction_outcomes, write_conflict_viewer)
 

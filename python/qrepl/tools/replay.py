@@ -13,16 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
-from ..core.model import (
-    ConfigError,
-    Publication,
-    canonical_key,
-    check_identifier,
-    dumps,
-    normalize_policy,
-    normalize_row,
-    publication_from_dict,
-)
+from ..core.publication import Publication, publication_from_dict
+from ..core.rows import canonical_key, normalize_row
+from ..core.values import dumps
+from ..core.vocabulary import ConfigError, check_identifier, normalize_policy
 from ..core.reference import ReferenceReader
 
 SCENARIO_EPOCH = datetime(2026, 1, 1, 0, 0, 0)

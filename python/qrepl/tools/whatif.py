@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..core.model import CONFLICT_CODES, ConfigError, normalize_policy
+from ..core.vocabulary import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from ..storage.replica import table_at
 from ..services.service import warehouse
