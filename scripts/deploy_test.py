@@ -60,7 +60,8 @@ def setup(schema: str) -> None:
     import csv
 
     from qrepl.services.capture import Subscriber
-    from qrepl.services.service import create_publication, warehouse
+    from qrepl.services.publication import create_publication
+    from qrepl.storage.open import warehouse
     from qrepl.storage.warehouse import new_version
 
     pub = create_publication(PROJECT / "publications" / "sales.yml", schema)
@@ -317,7 +318,7 @@ def verify(schema: str, report_path: Path) -> int:
     from qrepl.core.rows import canonical_key, normalize_row
     from qrepl.core.reference import ReferenceReader
     from qrepl.tools.replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
-    from qrepl.services.service import warehouse
+    from qrepl.storage.open import warehouse
 
     wh = warehouse(schema)
     spark = wh.spark

@@ -127,7 +127,7 @@ def run(wait_seconds: float) -> None:
       qrepl run --schema qrepl_demo
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
-    from ..services.service import run_reader
+    from ..services.reader import run_reader
 
     h = run_reader(_schema(), echo=_echo, wait_seconds=wait_seconds)
     _echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
@@ -172,7 +172,7 @@ def conflicts(publication, article, subscriber, conflict_type, since, until, sho
       qrepl conflicts --schema qrepl_demo --resolve 4d7db36187336aca5b0cef2066ce8ec3 --keep subscriber
       qrepl conflicts --schema qrepl_demo --remove 4d7db36187336aca5b0cef2066ce8ec3
     """
-    from ..services.service import list_conflicts, remove_conflicts, resolve_conflict
+    from ..services.conflicts import list_conflicts, remove_conflicts, resolve_conflict
 
     if (resolve_id is None) != (keep is None):
         raise click.UsageError("--resolve CONFLICT_ID and --keep subscriber|publisher go together")
@@ -218,7 +218,7 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from ..services.service import write_conflict_viewer
+    from ..services.conflicts import write_conflict_viewer
 
     _echo(str(write_conflict_viewer(_schema(), out_dir)))
 
@@ -262,7 +262,7 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
     from ..core.vocabulary import POLICIES
-    from ..services.service import publication as publication_of
+    from ..services.publication import publication as publication_of
     from ..tools.whatif import whatif as do_whatif
     from ..tools.whatif import whatif_table
 
@@ -293,7 +293,7 @@ def dbt(dbt_args) -> None:
       qrepl dbt build --schema qrepl_demo
       qrepl dbt docs generate --schema qrepl_demo
     """
-    from ..services.service import run_dbt
+    from ..services.reader import run_dbt
 
     run_dbt(_schema(), list(dbt_args) or ["build"], quiet=False)
 
@@ -338,7 +338,7 @@ def unlock(force: bool) -> None:
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    from ..services.service import unlock as remove_lock
+    from ..services.reader import unlock as remove_lock
 
     holder = remove_lock(_schema(), force=force)
     _echo("no run lock held" if holder is None else
@@ -376,7 +376,7 @@ def publication_create(config_path, seed) -> None:
     Example:
       qrepl publication create --config publications/sales.yml --seed
     """
-    from ..services.service import create_publication
+    from ..services.publication import create_publication
 
     pub = create_publication(config_path, _schema(), seed, echo=_echo)
     _echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
@@ -403,7 +403,7 @@ def subscription_add(subscriber, update_mode) -> None:
       qrepl subscription add south --mode immediate
     """
     from ..core.modes import normalize_update_mode
-    from ..services.service import add_subscription
+    from ..services.subscriptions import add_subscription
 
     sub = add_subscription(_schema(), subscriber, echo=_echo, update_mode=normalize_update_mode(update_mode))
     _echo(f"subscribed {subscriber} ({sub['update_mode']})")
@@ -422,7 +422,7 @@ def subscription_set_mode(subscriber, mode) -> None:
       qrepl subscription set-mode south queued      # the publisher is unreachable
       qrepl run && qrepl subscription set-mode south immediate
     """
-    from ..services.service import set_mode
+    from ..services.subscriptions import set_mode
 
     sub = set_mode(_schema(), subscriber, mode)
     _echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
@@ -451,7 +451,7 @@ def subscription_list() -> None:
     Example:
       qrepl subscription list --schema qrepl_demo
     """
-    from ..services.service import list_subscriptions
+    from ..services.subscriptions import list_subscriptions
 
     for s in list_subscriptions(_schema()):
         _echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {_mode(s)}"
@@ -470,7 +470,7 @@ def subscription_drop(subscriber) -> None:
     Example:
       qrepl subscription drop east
     """
-    from ..services.service import drop_subscription
+    from ..services.subscriptions import drop_subscription
 
     drop_subscription(_schema(), subscriber)
     _echo(f"dropped {subscriber}")
@@ -488,7 +488,7 @@ def subscription_range(subscriber, article) -> None:
     Example:
       qrepl subscription range north --article orders
     """
-    from ..services.service import assign_identity_range
+    from ..services.identity_ranges import assign_identity_range
 
     for name, start, end in assign_identity_range(_schema(), check_identifier(subscriber, "subscriber"), article):
         _echo(f"{subscriber}: identity range {start}..{end} of {name}")
@@ -505,7 +505,7 @@ def publication_range(article) -> None:
     Example:
       qrepl publication range --article orders
     """
-    from ..services.service import assign_identity_range
+    from ..services.identity_ranges import assign_identity_range
 
     for name, start, end in assign_identity_range(_schema(), PUBLISHER_RANGE_OWNER, article):
         _echo(f"publisher: identity range {start}..{end} of {name}")
@@ -527,7 +527,7 @@ def publication_describe(table, key) -> None:
     Example:
       qrepl publication describe --table shop.stock --key warehouse_id,sku >> my.yml
     """
-    from ..services.service import describe_table
+    from ..services.publication import describe_table
 
     click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()], _schema()), nl=False)
 
@@ -541,7 +541,7 @@ def publication_set_policy(policy) -> None:
     Example:
       qrepl publication set-policy "sub wins"
     """
-    from ..services.service import set_policy
+    from ..services.publication import set_policy
 
     pub = set_policy(_schema(), policy)
     _echo(f"publication {pub.name}: policy {pub.policy}")
@@ -555,7 +555,7 @@ def publication_show() -> None:
     Example:
       qrepl publication show --schema qrepl_demo
     """
-    from ..services.service import publication as publication_of
+    from ..services.publication import publication as publication_of
 
     pub = publication_of(_schema())
     _echo(json.dumps(pub.to_dict(), indent=2))
@@ -587,7 +587,7 @@ def status() -> None:
     Example:
       qrepl status --schema qrepl_demo
     """
-    from ..services.service import status as publication_status
+    from ..services.status import status as publication_status
 
     for line in _status_lines(publication_status(_schema())):
         _echo(line)

@@ -7,7 +7,7 @@ writer agree on one definition (and the SQL models mirror it; tests hold them eq
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 # Patterns end in \Z, not $: `$` also matches before a final newline, so "north\n" would pass.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -127,3 +127,7 @@ def normalize_policy(policy: Any) -> str:
         allowed = ", ".join(list(POLICIES) + [repr(a) for a in POLICY_ALIASES])
         raise ConfigError(f"unknown policy {policy!r}: use one of {allowed}")
     return value
+
+
+# A callback that shows the user one line of progress (the CLI's echo, print, or nothing).
+Progress = Callable[[str], None]

@@ -30,8 +30,8 @@ from ..core.values import UUID_TEXT, coerce_json_value, dumps, fit_hint, queued_
 from ..core.vocabulary import ConfigError
 from ..storage.identity_ranges import owned_ranges
 from ..storage.tables import ENQUEUE_REJECTS_SCHEMA
+from ..storage.open import warehouse
 from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
-from .service import warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).

@@ -70,10 +70,10 @@ def render_viewer(
     conflicts: list[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts",
     immediate: list[dict] | None = None,
 ) -> pathlib.Path:
-    """Write ``out_dir/index.html`` showing ``conflicts`` (dicts as qrepl.services.service.list_conflicts
+    """Write ``out_dir/index.html`` showing ``conflicts`` (dicts as qrepl.services.conflicts.list_conflicts
     returns) and return its path. ``immediate``: per subscriber, its immediate transactions and
     how many the publisher rejected. A log too large to hold in memory goes through
-    `write_viewer` (qrepl.services.service.write_conflict_viewer does, with Spark's aggregates)."""
+    `write_viewer` (qrepl.services.conflicts.write_conflict_viewer does, with Spark's aggregates)."""
     rows = sorted((_jsonable(c) for c in conflicts), key=_order_key)
     groups: list[dict] = []
     for r in rows:

@@ -301,7 +301,8 @@ class SparkBackend:
     """The real pipeline: Iceberg tables in a fresh schema, the dbt models as queue reader."""
 
     def __init__(self, scenario: Scenario, schema: str = REPLAY_SCHEMA) -> None:
-        from ..services.service import drop_publication, warehouse
+        from ..services.publication import drop_publication
+        from ..storage.open import warehouse
 
         self.scenario = scenario
         # with the replicas of its subscribers: conflicts delivered by an earlier replay

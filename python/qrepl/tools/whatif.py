@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ..core.vocabulary import CONFLICT_CODES, ConfigError, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from ..storage.replica import table_at
-from ..services.service import warehouse
+from ..storage.open import warehouse
 from ..storage.warehouse import QUEUE_COLUMNS, Warehouse, readable
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
