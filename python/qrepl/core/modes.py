@@ -84,7 +84,7 @@ class ConflictError(RuntimeError):
 
 
 def conflict_message(subscriber: str, tran_id: str, rows: list[dict]) -> str:
-    """First line: the rejection; then one block per row, like `qrepl conflicts --show`."""
+    """First line: the rejection; then one block per row, like `qrepl conflicts show`."""
     lines = [f"immediate transaction {tran_id} of subscriber {subscriber} rejected: {len(rows)} row(s) "
              f"do not match between publisher and subscriber; nothing was changed at either side"]
     for r in rows:

@@ -95,7 +95,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Progress = print) -> dict:
     page = write_conflict_viewer(schema, output_dir("out", "demo-viewer"), title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
-         f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")
+         f".venv/bin/qrepl conflicts show CONFLICT_ID, .venv/bin/qrepl status")
     return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered,
             "immediate_rejection": rejection}
 
