@@ -28,10 +28,6 @@ class Article:
     stamped: str | None = None
 
     @property
-    def value_columns(self) -> list[str]:
-        return list(self.columns)
-
-    @property
     def key_ddl(self) -> str:
         """Spark DDL of the key columns in key order ('order_id INT, line_no INT')."""
         return ", ".join(f"{k} {self.columns[k].upper()}" for k in self.key)

@@ -283,17 +283,6 @@ def write_outputs(out_dir: Path, tables: dict[str, list[dict]]) -> None:
         path.write_text("".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows))
 
 
-def replay_reference(paths: Iterable[Path], out_dir: Path, policy: str | None = None) -> list[Path]:
-    written = []
-    for path in paths:
-        scenario = load_scenario(path, policy)
-        tables = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-        target = Path(out_dir) / scenario.name
-        write_outputs(target, tables)
-        written.append(target)
-    return written
-
-
 REPLAY_SCHEMA = "qrepl_replay"
 
 
