@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ..core.vocabulary import CONFLICT_CODES
+from ..services.conflicts import list_conflicts, remove_conflicts, resolve_conflict, write_conflict_viewer
 from .context import current_schema, echo
 from .format import conflict_detail
 
@@ -166,8 +167,6 @@ def conflicts_remove(conflict_ids) -> None:
 def _selected(publication=None, article=None, subscriber=None, conflict_type=None, since=None, until=None,
               show_id=None) -> list[dict]:
     """The conflicts the options select; with show_id, that one (a ClickException if there is none)."""
-    from ..services.conflicts import list_conflicts
-
     rows = list_conflicts(current_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:
         raise click.ClickException(f"no conflict {show_id} (list them with: qrepl conflicts list)")
@@ -194,16 +193,12 @@ def _write_log(path: Path, rows: list[dict]) -> None:
 
 
 def _resolve(conflict_id: str, keep: str) -> None:
-    from ..services.conflicts import resolve_conflict
-
     review = resolve_conflict(current_schema(), conflict_id, keep)
     echo(f"conflict {conflict_id}: keep {review['keep']}: {review['outcome']} "
          f"(by {review['resolved_by']} at {review['resolved_at']})")
 
 
 def _remove(conflict_ids: tuple[str, ...]) -> None:
-    from ..services.conflicts import remove_conflicts
-
     removed = remove_conflicts(current_schema(), list(conflict_ids))
     echo(f"removed {removed} conflict(s)")
     if removed < len(set(conflict_ids)):
@@ -221,6 +216,4 @@ def viewer(out_dir) -> None:
     Example:
       qrepl viewer --schema qrepl_demo --out out/viewer
     """
-    from ..services.conflicts import write_conflict_viewer
-
     echo(str(write_conflict_viewer(current_schema(), out_dir)))

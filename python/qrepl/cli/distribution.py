@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ..services.distribution import distribute as do_distribute
+from ..services.maintenance import maintain as do_maintain
 from .context import current_schema, echo
 
 
@@ -17,8 +19,6 @@ def distribute() -> None:
     Example:
       qrepl distribute --schema qrepl_demo
     """
-    from ..services.distribution import distribute as do_distribute
-
     report = do_distribute(current_schema(), progress=echo)  # one progress line per subscriber
     echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
           f"of {len(report)} subscriber(s)")
@@ -36,6 +36,4 @@ def maintain() -> None:
     Example:
       qrepl maintain --schema qrepl_demo
     """
-    from ..services.maintenance import maintain as do_maintain
-
     do_maintain(current_schema(), progress=echo)

@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
+from ..services.identity_ranges import assign_identity_range
+from ..services.publication import create_publication, describe_table, publication as publication_of, set_policy
 from .context import current_schema, echo
 
 
@@ -32,8 +34,6 @@ def publication_create(config_path, seed) -> None:
     Example:
       qrepl publication create --config publications/sales.yml --seed
     """
-    from ..services.publication import create_publication
-
     pub = create_publication(config_path, current_schema(), seed, echo=echo)
     echo(f"publication {pub.name} ({pub.policy}): {', '.join(a.name for a in pub.articles)}")
 
@@ -49,8 +49,6 @@ def publication_range(article) -> None:
     Example:
       qrepl publication range --article orders
     """
-    from ..services.identity_ranges import assign_identity_range
-
     for name, start, end in assign_identity_range(current_schema(), PUBLISHER_RANGE_OWNER, article):
         echo(f"publisher: identity range {start}..{end} of {name}")
 
@@ -71,8 +69,6 @@ def publication_describe(table, key) -> None:
     Example:
       qrepl publication describe --table shop.stock --key warehouse_id,sku >> my.yml
     """
-    from ..services.publication import describe_table
-
     click.echo(describe_table(table, [k.strip() for k in key.split(",") if k.strip()], current_schema()), nl=False)
 
 
@@ -85,8 +81,6 @@ def publication_set_policy(policy) -> None:
     Example:
       qrepl publication set-policy "sub wins"
     """
-    from ..services.publication import set_policy
-
     pub = set_policy(current_schema(), policy)
     echo(f"publication {pub.name}: policy {pub.policy}")
 
@@ -99,7 +93,5 @@ def publication_show() -> None:
     Example:
       qrepl publication show --schema qrepl_demo
     """
-    from ..services.publication import publication as publication_of
-
     pub = publication_of(current_schema())
     echo(json.dumps(pub.to_dict(), indent=2))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from ..services.enqueue import enqueue_file
+from ..services.reader import run_dbt, run_reader, unlock as remove_lock
 from .context import current_schema, echo
 
 
@@ -26,8 +28,6 @@ def run(wait_seconds: float) -> None:
       qrepl run --schema qrepl_demo
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
-    from ..services.reader import run_reader
-
     h = run_reader(current_schema(), echo=echo, wait_seconds=wait_seconds)
     echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
           f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
@@ -47,8 +47,6 @@ def dbt(dbt_args) -> None:
       qrepl dbt build --schema qrepl_demo
       qrepl dbt docs generate --schema qrepl_demo
     """
-    from ..services.reader import run_dbt
-
     run_dbt(current_schema(), list(dbt_args) or ["build"], quiet=False)
 
 
@@ -67,8 +65,6 @@ def enqueue(file, subscriber) -> None:
     Example:
       qrepl enqueue changes.jsonl --subscriber north --schema qrepl_demo
     """
-    from ..services.enqueue import enqueue_file
-
     report = enqueue_file(current_schema(), subscriber, file, progress=echo)
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
@@ -92,8 +88,6 @@ def unlock(force: bool) -> None:
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    from ..services.reader import unlock as remove_lock
-
     holder = remove_lock(current_schema(), force=force)
     echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..services.status import status as publication_status
 from .context import current_schema, echo
 from .format import status_lines
 
@@ -17,7 +18,5 @@ def status() -> None:
     Example:
       qrepl status --schema qrepl_demo
     """
-    from ..services.status import status as publication_status
-
     for line in status_lines(publication_status(current_schema())):
         echo(line)

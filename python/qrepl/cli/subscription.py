@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ..core.modes import normalize_update_mode
 from ..core.vocabulary import check_identifier
+from ..services.distribution import reinitialize
+from ..services.identity_ranges import assign_identity_range
+from ..services.subscriptions import add_subscription, drop_subscription, list_subscriptions, set_mode
 from .context import current_schema, echo
 from .format import mode_text
 
@@ -35,9 +39,6 @@ def subscription_add(subscriber, update_mode) -> None:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
     """
-    from ..core.modes import normalize_update_mode
-    from ..services.subscriptions import add_subscription
-
     sub = add_subscription(current_schema(), subscriber, echo=echo, update_mode=normalize_update_mode(update_mode))
     echo(f"subscribed {subscriber} ({sub['update_mode']})")
 
@@ -55,8 +56,6 @@ def subscription_set_mode(subscriber, mode) -> None:
       qrepl subscription set-mode south queued      # the publisher is unreachable
       qrepl run && qrepl subscription set-mode south immediate
     """
-    from ..services.subscriptions import set_mode
-
     sub = set_mode(current_schema(), subscriber, mode)
     echo(f"{subscriber} ({sub['update_mode']}) now captures {sub['current_mode']}")
 
@@ -70,8 +69,6 @@ def subscription_reinit(subscriber) -> None:
     Example:
       qrepl subscription reinit east
     """
-    from ..services.distribution import reinitialize
-
     generation = reinitialize(current_schema(), subscriber, progress=echo)
     echo(f"{subscriber} reinitialized, generation {generation}")
 
@@ -84,8 +81,6 @@ def subscription_list() -> None:
     Example:
       qrepl subscription list --schema qrepl_demo
     """
-    from ..services.subscriptions import list_subscriptions
-
     for s in list_subscriptions(current_schema()):
         echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}"
               + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
@@ -103,8 +98,6 @@ def subscription_drop(subscriber) -> None:
     Example:
       qrepl subscription drop east
     """
-    from ..services.subscriptions import drop_subscription
-
     drop_subscription(current_schema(), subscriber)
     echo(f"dropped {subscriber}")
 
@@ -121,7 +114,5 @@ def subscription_range(subscriber, article) -> None:
     Example:
       qrepl subscription range north --article orders
     """
-    from ..services.identity_ranges import assign_identity_range
-
     for name, start, end in assign_identity_range(current_schema(), check_identifier(subscriber, "subscriber"), article):
         echo(f"{subscriber}: identity range {start}..{end} of {name}")

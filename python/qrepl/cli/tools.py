@@ -6,7 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..core.vocabulary import ConfigError
+from ..core.vocabulary import POLICIES, ConfigError
+from ..services.publication import publication as publication_of
+from ..tools.demo import run_demo
+from ..tools.replay import replay as do_replay
+from ..tools.whatif import whatif as do_whatif, whatif_table
 from .context import current_schema, echo
 
 DEMO_SCHEMA = "qrepl_demo"
@@ -21,8 +25,6 @@ def demo() -> None:
     Example:
       qrepl demo
     """
-    from ..tools.demo import run_demo
-
     run_demo(current_schema(default=DEMO_SCHEMA), echo=echo)
 
 
@@ -39,8 +41,6 @@ def replay(scenarios, out_dir, policy, reference) -> None:
       qrepl replay scenarios/*.json --out out/spark
       qrepl replay scenarios/*.json --out out/ref --reference && diff -r out/ref out/spark
     """
-    from ..tools.replay import replay as do_replay
-
     for path in do_replay(list(scenarios), out_dir, policy, reference, progress=echo):
         echo(f"wrote {path}")
 
@@ -64,11 +64,6 @@ def whatif(policies, batches, reference) -> None:
       qrepl whatif --schema qrepl_demo
       qrepl whatif --schema qrepl_demo --policy "sub wins" --batches 3..5
     """
-    from ..core.vocabulary import POLICIES
-    from ..services.publication import publication as publication_of
-    from ..tools.whatif import whatif as do_whatif
-    from ..tools.whatif import whatif_table
-
     first, last = _batch_range(batches)
     results = do_whatif(current_schema(), list(policies) or list(POLICIES), first, last, reference, progress=echo)
     for line in whatif_table(results, publication_of(current_schema()).policy):

@@ -15,17 +15,18 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from .immediate import PublisherUnreachable, apply_at_publisher
 from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
 from ..core.modes import capture_refusal
 from ..core.rows import canonical_key, normalize_row, value_refusal
 from ..core.values import dumps, stamp_text
 from ..core.vocabulary import ConfigError, check_identifier
+from ..storage.identity_ranges import next_value
 from ..storage.immediate_log import record_outcome
 from ..storage.open import warehouse as open_warehouse
 from ..storage.publisher_rows import publisher_rows
 from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from ..storage.warehouse import new_version
+from .immediate import PublisherUnreachable, apply_at_publisher
 
 
 class Transaction:
@@ -54,8 +55,6 @@ class Transaction:
             raise ConfigError(f"{article.name}.{col} is an identity column: leave it out of the insert, "
                               f"qrepl gives it from the {'publisher' if self.mode == 'immediate' else 'subscriber'}'s "
                               f"identity range")
-        from ..storage.identity_ranges import next_value
-
         wh = self.sub.warehouse
         taken = self.identities.setdefault(article.name, [])
         if self.mode == "immediate":

@@ -13,8 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..core.vocabulary import ConfigError
+from ..storage.dbt_runner import dbt_invoke
 from ..storage.immediate_log import immediate_stats
 from ..storage.open import warehouse
+from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
 
 # a conflict_reviews row that removes its conflict from the lists (macro qrepl_remove_conflicts)
 REMOVED = "removed"
@@ -52,8 +54,6 @@ def write_conflict_viewer(schema: str | None, out_dir: Path, title: str = "qrepl
     viewer's order into chunks, from the same snapshot of `conflicts`. Returns index.html."""
     from pyspark.sql import functions as F
 
-    from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
-
     wh = warehouse(schema)
     immediate = sorted(immediate_stats(wh).values(), key=lambda s: s["subscriber"])
     snapshot = wh.current_snapshot("conflicts") if wh.exists("conflicts") else None
@@ -90,8 +90,6 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     """Resolve a conflict by hand (docs/conflicts.md): `keep` subscriber writes the losing row to
     the publisher by compare-and-swap, publisher closes it. The dbt macro
     qrepl_resolve_conflict does the work (the same as `dbt run-operation`); returns the review."""
-    from ..storage.dbt_runner import dbt_invoke
-
     wh = warehouse(schema)
     user = resolved_by or os.environ.get("USER") or getpass.getuser()
     dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
@@ -104,8 +102,6 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str], removed_by: st
     one conflict_reviews row per conflict (outcome removed), the same as `dbt run-operation`.
     The conflicts mart itself is written only by dbt's model. Returns how many were removed
     now (not those removed before, nor ids no conflict has)."""
-    from ..storage.dbt_runner import dbt_invoke
-
     wh = warehouse(schema)
     for conflict_id in conflict_ids:
         if not re.fullmatch(r"[0-9a-f]{32}", conflict_id):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
 from ..core.vocabulary import ConfigError
+from ..storage.identity_ranges import assign_range, claimed_value, current_range, highest_value
 from ..storage.open import warehouse
 
 
@@ -12,8 +13,6 @@ def assign_identity_range(schema: str | None, owner: str, article: str | None = 
     """Give the publisher (owner PUBLISHER_RANGE_OWNER) or a subscriber the next identity range
     of an article (every identity article when None): what a used-up range asks for. Returns
     (article, start, end) per range assigned."""
-    from ..storage.identity_ranges import assign_range
-
     wh = warehouse(schema)
     pub = wh.require_publication()
     if owner != PUBLISHER_RANGE_OWNER and wh.subscription(owner) is None:
@@ -27,8 +26,6 @@ def assign_identity_range(schema: str | None, owner: str, article: str | None = 
 
 def identity_ranges(schema: str | None) -> list[dict]:
     """Every owner's current identity range, per identity article, and the values it has left."""
-    from ..storage.identity_ranges import claimed_value, current_range, highest_value
-
     wh = warehouse(schema)
     pub = wh.require_publication()
     out = []

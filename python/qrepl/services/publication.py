@@ -11,7 +11,11 @@ from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
 from ..core.publication import Publication, publication_from_dict
 from ..core.values import check_type
 from ..core.vocabulary import ConfigError, Progress, check_identifier, normalize_policy
+from ..storage.dbt_runner import dbt_invoke, stamp_publisher
+from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
+from ..storage.replica import replica_schema
+from ..storage.warehouse import Warehouse
 
 
 def load_publication_file(path: Path) -> Publication:
@@ -28,18 +32,12 @@ def create_publication(path: Path, schema: str | None = None, seed: bool = False
     wh = warehouse(schema)
     wh.write_publication(pub)
     # a table published in place: every row it already holds gets a version
-    from ..storage.dbt_runner import stamp_publisher
-
     stamp_publisher(wh)
     # identity ranges: the publisher's, and every subscriber's (an identity declared later included)
-    from ..storage.identity_ranges import ensure_ranges
-
     ensure_ranges(wh, PUBLISHER_RANGE_OWNER, pub.articles)
     for sub in wh.subscriptions():
         ensure_ranges(wh, sub["subscriber"], pub.articles)
     if seed:
-        from ..storage.dbt_runner import dbt_invoke
-
         echo("loading initial publisher rows from seeds/ (dbt seed)")
         dbt_invoke(["seed"], wh.schema)
         for article in pub.articles:
@@ -78,9 +76,6 @@ def drop_publication(schema: str | None, subscribers: tuple[str, ...] = ()) -> N
     subscriptions (and of `subscribers`, named whether or not they are subscribed). For a
     demo or a test; a user's table published in place in the publication's schema goes with
     it, one in another schema (an article's `table:`) is kept, unmarked (docs/publishing.md)."""
-    from ..storage.replica import replica_schema
-    from ..storage.warehouse import Warehouse
-
     wh = warehouse(schema)
     names = set(subscribers)
     if wh.exists("subscriptions"):

@@ -7,21 +7,21 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..core.vocabulary import ConfigError, Progress, check_identifier
+from ..storage.dbt_runner import dbt_invoke, run_queue_reader
 from ..storage.open import default_schema, warehouse
+from ..storage.run_lock import release, wait_until_free
+from ..storage.table_formats import run_refusal
+from ..storage.warehouse import QUEUE_COLUMNS
 
 
 def run_dbt(schema: str | None, args: list[str], quiet: bool = True) -> None:
     """Any dbt command on the embedded Spark, on the publication in `schema` (`qrepl dbt`)."""
-    from ..storage.dbt_runner import dbt_invoke
-
     dbt_invoke(args, check_identifier(schema or default_schema(), "schema"), quiet=quiet)
 
 
 def unlock(schema: str | None, force: bool = False):
     """Remove the queue reader's run lock left by a process that died; returns the holder
     removed (a run_lock.LockHolder), or None when no lock was held."""
-    from ..storage.run_lock import release
-
     return release(warehouse(schema), force=force)
 
 
@@ -36,8 +36,6 @@ def transaction_outcomes(schema: str | None = None) -> list[dict]:
 def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F
-
-    from ..storage.warehouse import QUEUE_COLUMNS
 
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
@@ -69,11 +67,6 @@ def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: 
     """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
     or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
     died) is recovered first."""
-    from ..storage.dbt_runner import run_queue_reader
-    from ..storage.run_lock import wait_until_free
-
-    from ..storage.table_formats import run_refusal
-
     wh = warehouse(schema)
     for article in wh.require_publication().articles:  # the trigger reads their files: fail in one line
         refusal = run_refusal(wh.spark, wh.article_table(article))

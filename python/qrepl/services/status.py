@@ -7,6 +7,7 @@ from typing import Any
 
 from ..storage.immediate_log import immediate_stats
 from ..storage.open import warehouse
+from ..storage.run_lock import current_holder
 from .conflicts import listed_conflicts
 from .identity_ranges import identity_ranges
 from .reader import unapplied_queue
@@ -15,8 +16,6 @@ from .reader import unapplied_queue
 def status(schema: str | None) -> dict[str, Any]:
     """The publication, each subscription with its queue depth and conflicts per article, the
     last run (a queue_reader_history row) and the run lock's holder, if any."""
-    from ..storage.run_lock import current_holder
-
     wh = warehouse(schema)
     pub = wh.require_publication()
     spark = wh.spark

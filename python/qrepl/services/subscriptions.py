@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from ..core.modes import normalize_update_mode, switch_refusal
 from ..core.vocabulary import ConfigError, Progress
+from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
+from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
 from .reader import reader_ran_since_init, unapplied_queue
 
 
@@ -13,8 +15,6 @@ def add_subscription(schema: str | None, subscriber: str, echo: Progress = print
     """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
     snapshot; returns the subscription. The subscription row is written first and the snapshot records itself last, so
     a rerun after a crash at any point finishes the subscription instead of failing on it."""
-    from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
-
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
     wh.require_publication()  # one line if the schema has none
@@ -29,8 +29,6 @@ def add_subscription(schema: str | None, subscriber: str, echo: Progress = print
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
-    from ..storage.identity_ranges import ensure_ranges
-
     ensure_ranges(wh, subscriber, wh.require_publication().articles)
     snapshot_replica(wh, subscriber, echo)
     return wh.subscription(subscriber)

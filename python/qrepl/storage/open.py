@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 
+from .spark import get_spark
+from .warehouse import Warehouse
+
 
 def default_schema() -> str:
     return os.environ.get("QREPL_SCHEMA", "qrepl")
 
 
 def warehouse(schema: str | None = None):
-    from .spark import get_spark
-    from .warehouse import Warehouse
-
     return Warehouse(get_spark(), schema or default_schema())

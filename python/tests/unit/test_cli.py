@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
@@ -34,6 +37,19 @@ def test_every_command_has_help_with_an_example(command):
     result = CliRunner().invoke(main, command + ["--help"])
     assert result.exit_code == 0
     assert "Example" in result.output
+
+
+def test_help_imports_neither_pyspark_nor_dbt():
+    """Every module imports at its top, but pyspark and dbt only inside the functions that use
+    them: `qrepl --help` (of every command) starts no JVM and loads neither."""
+    code = ("import sys\n"
+            "from click.testing import CliRunner\n"
+            "from qrepl.cli import main\n"
+            f"for command in {COMMANDS!r}:\n"
+            "    assert CliRunner().invoke(main, command + ['--help']).exit_code == 0\n"
+            "print(sorted(m for m in ('pyspark', 'py4j', 'dbt') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("flag, verb", [(["--show", "abc"], "show CONFLICT_ID"), (["--log", "f.jsonl"], "log FILE"),
