@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qrepl.storage.dbt_runner import run_queue_reader
-from qrepl.core.model import publication_from_dict
+from qrepl.core.publication import publication_from_dict
 from qrepl.storage.spark import get_spark
 from qrepl.storage.warehouse import Warehouse
 

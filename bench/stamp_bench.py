@@ -34,7 +34,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from qrepl.storage.dbt_runner import dbt_invoke, run_queue_reader, stamp_publisher
-    from qrepl.core.model import publication_from_dict
+    from qrepl.core.publication import publication_from_dict
     from qrepl.tools.replay import Scenario, queue_rows_for
     from qrepl.storage.spark import get_spark
     from qrepl.storage.warehouse import Warehouse

@@ -12,7 +12,8 @@ if [ ! -f "$QREPL_DEPLOY_DIR/.demo_loaded_$QREPL_SCHEMA" ]; then
     # one process (one JVM start) for the publication, two subscriptions and their first changes
     .venv/bin/python - <<'PY'
 from qrepl.services.capture import Subscriber
-from qrepl.services.service import create_publication, warehouse
+from qrepl.services.publication import create_publication
+from qrepl.storage.open import warehouse
 
 create_publication("publications/sales.yml", seed=True)
 wh = warehouse()

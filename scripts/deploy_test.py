@@ -60,7 +60,8 @@ def setup(schema: str) -> None:
     import csv
 
     from qrepl.services.capture import Subscriber
-    from qrepl.services.service import create_publication, warehouse
+    from qrepl.services.publication import create_publication
+    from qrepl.storage.open import warehouse
     from qrepl.storage.warehouse import new_version
 
     pub = create_publication(PROJECT / "publications" / "sales.yml", schema)
@@ -97,7 +98,7 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
     """One subscriber's application: `transactions` transactions, each decided on what its
     replica holds when it runs (distribution changes the replica underneath)."""
     from qrepl.services.capture import Subscriber
-    from qrepl.core.model import ConfigError
+    from qrepl.core.vocabulary import ConfigError
 
     rng = random.Random(f"{schema}/{subscriber}")
     sub = Subscriber(schema, subscriber)
@@ -314,10 +315,10 @@ def _clock(began: float) -> str:
 # -- the checks ---------------------------------------------------------------------------------
 def verify(schema: str, report_path: Path) -> int:
     from qrepl.storage.replica import table_at
-    from qrepl.core.model import canonical_key, normalize_row
+    from qrepl.core.rows import canonical_key, normalize_row
     from qrepl.core.reference import ReferenceReader
     from qrepl.tools.replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
-    from qrepl.services.service import warehouse
+    from qrepl.storage.open import warehouse
 
     wh = warehouse(schema)
     spark = wh.spark

@@ -1,5 +1,5 @@
-"""The `qrepl` command line (qrepl.cli.commands)."""
+"""The `qrepl` command line (qrepl.cli.app)."""
 
-from .commands import main
+from .app import main
 
 __all__ = ["main"]

@@ -1,5 +1,5 @@
 """`python -m qrepl.cli`."""
 
-from .commands import main
+from .app import main
 
 main()

@@ -14,31 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .model import (
-    CONFLICT_CODES,
-    CONFLICT_REASONS,
-    MAX_KEY_BYTES,
-    MAX_ROW_BYTES,
-    PUBLISHER_RANGE_OWNER,
-    REJECT_WHOLE_TRANSACTION,
-    UUID_TEXT,
-    Article,
-    ConfigError,
-    ConflictError,
-    Publication,
-    canonical_key,
-    capture_refusal,
-    initial_current_mode,
-    next_identity,
-    next_range,
-    normalize_update_mode,
-    normalize_row,
-    parse_json_object,
-    queued_value_ok,
-    range_refusal,
-    stamp_text,
-    switch_refusal,
-)
+from .identity_ranges import PUBLISHER_RANGE_OWNER, next_identity, next_range, range_refusal
+from .modes import ConflictError, capture_refusal, initial_current_mode, normalize_update_mode, switch_refusal
+from .publication import Article, Publication
+from .rows import canonical_key, normalize_row
+from .values import MAX_KEY_BYTES, MAX_ROW_BYTES, UUID_TEXT, parse_json_object, queued_value_ok, stamp_text
+from .vocabulary import CONFLICT_CODES, CONFLICT_REASONS, REJECT_WHOLE_TRANSACTION, ConfigError
 
 Row = dict[str, Any]
 
@@ -415,7 +396,7 @@ class ReferenceReader:
 
     # -- the queue reader -----------------------------------------------------------------
     def _reject_reason(self, row: Row, batch: "BatchFacts") -> str | None:
-        """The first reason of REJECT_REASONS (model.py) that applies to a staged queue row."""
+        """The first reason of REJECT_REASONS (vocabulary.py) that applies to a staged queue row."""
         article = self.publication.article(row.get("article"))
         op, sub = row.get("op"), self.subscriptions.get(row.get("subscriber"))
         old_v, new_v = row.get("old_version"), row.get("new_version")

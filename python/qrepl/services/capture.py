@@ -15,21 +15,18 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from .immediate import PublisherUnreachable, _apply_at_publisher, _publisher_rows, _record_outcome
-from ..core.model import (
-    PUBLISHER_RANGE_OWNER,
-    ConfigError,
-    canonical_key,
-    capture_refusal,
-    check_identifier,
-    dumps,
-    normalize_row,
-    stamp_text,
-    value_refusal,
-)
+from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
+from ..core.modes import capture_refusal
+from ..core.rows import canonical_key, normalize_row, value_refusal
+from ..core.values import dumps, stamp_text
+from ..core.vocabulary import ConfigError, check_identifier
+from ..storage.identity_ranges import next_value
+from ..storage.immediate_log import record_outcome
+from ..storage.open import warehouse as open_warehouse
+from ..storage.publisher_rows import publisher_rows
 from ..storage.replica import Replica, ReplicaWarehouse, retry_on_commit_conflict
 from ..storage.warehouse import new_version
-from .service import warehouse as open_warehouse
+from .immediate import PublisherUnreachable, apply_at_publisher
 
 
 class Transaction:
@@ -58,8 +55,6 @@ class Transaction:
             raise ConfigError(f"{article.name}.{col} is an identity column: leave it out of the insert, "
                               f"qrepl gives it from the {'publisher' if self.mode == 'immediate' else 'subscriber'}'s "
                               f"identity range")
-        from ..storage.identity_ranges import next_value
-
         wh = self.sub.warehouse
         taken = self.identities.setdefault(article.name, [])
         if self.mode == "immediate":
@@ -165,13 +160,13 @@ class Subscriber:
         if not queued:
             # the publisher commit is the commit point; the replica follows it
             try:
-                _apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
+                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
                 point = "immediate.replica"
             except PublisherUnreachable:
                 if not (self.fallback_to_queue and sub["update_mode"] in ("failover", "queued_failover")):
                     raise
                 self.warehouse.set_current_mode(self.name, "queued")
-                _record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
+                record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
                 queued = True
         if queued:
             rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
@@ -198,8 +193,8 @@ class Subscriber:
         for article in self.warehouse.require_publication().articles:
             keys = [key for name, key in tran.pending if name == article.name]
             if keys:
-                current = _publisher_rows(self.warehouse, article,
-                                         [json.loads(k, parse_float=Decimal) for k in keys])
+                current = publisher_rows(self.warehouse, article,
+                                        [json.loads(k, parse_float=Decimal) for k in keys])
                 rows.update({(article.name, k): current.get(k) for k in keys})
         write_replica(replica, rows, "capture.undo")
         raise ConfigError(f"subscriber {self.name} was reinitialized during transaction {tran_id}: it will be "

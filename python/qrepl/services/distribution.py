@@ -20,9 +20,9 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
-from ..core.model import REINITIALIZING, ConfigError, check_identifier
+from ..core.modes import REINITIALIZING
+from ..core.vocabulary import ConfigError, Progress, check_identifier
 from ..storage.replica import (
-    Progress,
     deliveries,
     mark_compensations_delivered,
     pending_compensations,
@@ -34,8 +34,8 @@ from ..storage.replica import (
 )
 from ..storage.dbt_runner import stamp_publisher
 from ..storage.tables import CONFLICT_DELIVERIES_SCHEMA
+from ..storage.open import warehouse
 from ..storage.warehouse import JSON_OPTIONS, Warehouse
-from .service import warehouse
 
 
 

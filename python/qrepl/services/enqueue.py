@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-from ..core.model import (
-    UUID_TEXT, ConfigError, Publication, canonical_key, coerce_json_value, dumps, fit_hint, normalize_row,
-    queued_value_ok,
-)
+from ..core.publication import Publication
+from ..core.rows import canonical_key, normalize_row
+from ..core.values import UUID_TEXT, coerce_json_value, dumps, fit_hint, queued_value_ok
+from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import owned_ranges
 from ..storage.tables import ENQUEUE_REJECTS_SCHEMA
+from ..storage.open import warehouse
 from ..storage.warehouse import TIMESTAMP_FORMAT, Warehouse
-from .service import warehouse
 
 # The fields of a queued command that identify its content (enqueued_at, tran_seq and the
 # generation are stamped at enqueue time).
@@ -170,7 +170,7 @@ def check_record(pub: Publication, rec: dict[str, Any],
     return None
 
 
-def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Callable[[str], None] = print,
+def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Progress = print,
                  chunk: int = 5000) -> EnqueueReport:
     wh = warehouse(schema)
     pub = wh.require_publication()

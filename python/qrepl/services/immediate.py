@@ -32,18 +32,16 @@ from decimal import Decimal
 from typing import Any
 
 from ..storage.faults import point_comment
-from ..core.model import (
-    CONFLICT_REASONS,
-    Article,
-    ConflictError,
-    dumps,
-    normalize_row,
-    typed_row,
-)
+from ..core.modes import ConflictError
+from ..core.publication import Article
+from ..core.rows import typed_row
+from ..core.vocabulary import CONFLICT_REASONS
 from ..core.reference import judge_seen
 from ..storage.replica import COMMIT_CONFLICTS
 from ..storage.dbt_runner import stamp_publisher
-from ..storage.warehouse import IMMEDIATE_REJECTIONS_SCHEMA, IMMEDIATE_TRANSACTIONS_SCHEMA, Warehouse, readable
+from ..storage.immediate_log import record_outcome
+from ..storage.publisher_rows import publisher_rows
+from ..storage.warehouse import Warehouse
 
 ATTEMPTS = 5
 MISMATCH = "qrepl immediate: row no longer holds what the subscriber saw"
@@ -77,17 +75,6 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
     return list(changes.values())
 
 
-def _publisher_rows(wh: Warehouse, article: Article, key_values: list[dict]) -> dict[str, dict]:
-    """The publisher's current rows for these keys, by canonical key (a key join, not a scan
-    to the driver)."""
-    from ..core.model import canonical_key
-
-    keys = wh.spark.createDataFrame([tuple(typed_row(article, k)[c] for c in article.key)
-                                     for k in key_values], article.key_ddl)
-    rows = readable(wh.spark.table(wh.article_table(article)).join(keys, list(article.key), "left_semi"), article).collect()
-    return {canonical_key(article, r.asDict()): normalize_row(article, r.asDict()) for r in rows}
-
-
 def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange],
                     at: datetime) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
     """The rows whose publisher state differs from what the subscriber saw (conflict rows in
@@ -97,7 +84,7 @@ def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list
         mine = [c for c in changes if c.article == article.name]
         if not mine:
             continue
-        current = _publisher_rows(wh, article, [c.key_values for c in mine])
+        current = publisher_rows(wh, article, [c.key_values for c in mine])
         for c in mine:
             row = current.get(c.row_key)
             before[(c.article, c.row_key)] = row
@@ -198,8 +185,8 @@ def is_refused_commit(exc: Exception) -> bool:
     return MISMATCH in text or any(name in text for name in COMMIT_CONFLICTS)
 
 
-def _apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
-                       pending: dict[tuple[str, str], dict | None], at: datetime) -> None:
+def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
+                      pending: dict[tuple[str, str], dict | None], at: datetime) -> None:
     """Apply a captured transaction at the publisher, all rows or none; ConflictError (and a
     recorded rejection) when a row differs from what the subscriber saw."""
     changes = row_changes(commands, pending)
@@ -216,7 +203,7 @@ def _apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: 
         except Exception as exc:
             raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
         if mismatches:
-            _record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
+            record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
             raise ConflictError(subscriber, tran_id, mismatches)
         done: list[Article] = []
         try:
@@ -231,22 +218,5 @@ def _apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: 
             if attempt == ATTEMPTS:
                 raise
             continue  # re-read: a real mismatch is rejected above, a file-level collision retried
-        _record_outcome(wh, subscriber, tran_id, "applied", len(changes), at)
+        record_outcome(wh, subscriber, tran_id, "applied", len(changes), at)
         return
-
-
-def _record_outcome(wh: Warehouse, subscriber: str, tran_id: str, outcome: str, rows: int, at: datetime,
-                   mismatches: list[dict] = ()) -> None:
-    """One immediate_transactions row; for a rejection, its conflicting rows in immediate_rejections."""
-    if mismatches:
-        if not wh.exists("immediate_rejections"):
-            wh.create_own("immediate_rejections")
-        columns = [c.split()[0] for c in IMMEDIATE_REJECTIONS_SCHEMA.split(", ")]
-        images = ("publisher_row", "subscriber_row")
-        wh.spark.createDataFrame(
-            [tuple((dumps(m[c]) if m[c] is not None else None) if c in images else m[c] for c in columns)
-             for m in mismatches], IMMEDIATE_REJECTIONS_SCHEMA).writeTo(wh.table("immediate_rejections")).append()
-    if not wh.exists("immediate_transactions"):
-        wh.create_own("immediate_transactions")
-    wh.spark.createDataFrame([(subscriber, tran_id, outcome, rows, at)], IMMEDIATE_TRANSACTIONS_SCHEMA) \
-        .writeTo(wh.table("immediate_transactions")).append()

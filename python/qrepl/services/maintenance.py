@@ -9,9 +9,10 @@ nothing.
 
 from __future__ import annotations
 
-from ..storage.replica import Progress, deliveries, snapshot_pins
+from ..core.vocabulary import Progress
 from ..storage.dbt_runner import stamp_publisher
-from .service import warehouse
+from ..storage.open import warehouse
+from ..storage.replica import deliveries, snapshot_pins
 
 
 def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[str]:

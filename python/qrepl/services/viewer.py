@@ -44,7 +44,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..core.model import CONFLICT_CODES
+from ..core.vocabulary import CONFLICT_CODES
 
 __all__ = ["render_viewer", "write_viewer", "GROUP_FIELDS", "ROW_FIELDS", "VIEWER_ORDER"]
 
@@ -53,7 +53,7 @@ LOCK_FILE = ".qrepl-viewer.lock"
 DATA_PREFIX = "viewer-data-"
 CHUNK_ROWS = 500
 ASSETS = files("qrepl.services") / "viewer_assets"
-# One colour per conflict type, in the order of qrepl.core.model.CONFLICT_CODES (SQL Server's codes).
+# One colour per conflict type, in the order of qrepl.core.vocabulary.CONFLICT_CODES (SQL Server's codes).
 TYPE_COLORS = dict(zip(CONFLICT_CODES, ["#e8590c", "#1c7ed6", "#d6336c", "#7048e8", "#37b24d"], strict=True))
 # What a group of conflicts shares (the page's filters, charts and table columns read these).
 GROUP_FIELDS = ("detected_at", "publication", "article", "subscriber", "conflict_type", "conflict_type_code",
@@ -70,10 +70,10 @@ def render_viewer(
     conflicts: list[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts",
     immediate: list[dict] | None = None,
 ) -> pathlib.Path:
-    """Write ``out_dir/index.html`` showing ``conflicts`` (dicts as qrepl.services.service.list_conflicts
+    """Write ``out_dir/index.html`` showing ``conflicts`` (dicts as qrepl.services.conflicts.list_conflicts
     returns) and return its path. ``immediate``: per subscriber, its immediate transactions and
     how many the publisher rejected. A log too large to hold in memory goes through
-    `write_viewer` (qrepl.services.service.write_conflict_viewer does, with Spark's aggregates)."""
+    `write_viewer` (qrepl.services.conflicts.write_conflict_viewer does, with Spark's aggregates)."""
     rows = sorted((_jsonable(c) for c in conflicts), key=_order_key)
     groups: list[dict] = []
     for r in rows:

@@ -7,7 +7,9 @@ import os
 from contextlib import contextmanager
 from datetime import datetime
 
+from .run_lock import RUN_LEASE_ENV, TOKEN_ENV, LeaseKeeper, holder_text, lease_seconds, new_token, release_if_mine
 from .spark import PROJECT_DIR, WORK_DIR, get_spark
+from .warehouse import Warehouse
 
 
 class DbtError(RuntimeError):
@@ -120,10 +122,6 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
     """One queue-reader run: `dbt run` of the whole project. The run lock the project takes
     carries this run's token and a lease (QREPL_RUN_LOCK_LEASE_SECONDS, default 120 s), which a
     thread of this process renews until dbt returns (run_lock.LeaseKeeper)."""
-    from .run_lock import RUN_LEASE_ENV, TOKEN_ENV, LeaseKeeper, holder_text, lease_seconds, new_token
-    from .spark import get_spark
-    from .warehouse import Warehouse
-
     token, lease = new_token(), lease_seconds()
     os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
     os.environ["QREPL_RUN_HOLDER"] = holder_text()  # names this process in the run lock
@@ -156,10 +154,6 @@ def stamp_publisher(wh) -> None:
 def _release_own_lock(schema: str, token: str) -> None:
     """After a failed run: this process's own run lock, if dbt left it behind (best effort; the
     run's own error is what the caller sees)."""
-    from .run_lock import release_if_mine
-    from .spark import get_spark
-    from .warehouse import Warehouse
-
     try:
         release_if_mine(Warehouse(get_spark(), schema), token)
     except Exception:  # noqa: BLE001 - a second failure must not hide the first

@@ -27,7 +27,9 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timezone
 
-from ..core.model import Article, ConfigError, next_identity, next_range, range_refusal
+from ..core.identity_ranges import next_identity, next_range, range_refusal
+from ..core.publication import Article
+from ..core.vocabulary import ConfigError
 from .faults import point_comment
 from .replica import retry_on_commit_conflict
 from .tables import IDENTITY_RANGES_LATE_COLUMNS, IDENTITY_RANGES_SCHEMA

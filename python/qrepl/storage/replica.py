@@ -7,14 +7,14 @@ them up to the publisher, maintenance keeps the snapshots they still need.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
 
-from ..core.model import Article, canonical_key, check_identifier, typed_row
+from ..core.publication import Article
+from ..core.rows import canonical_key, typed_row
+from ..core.vocabulary import Progress, check_identifier
 from .dbt_runner import stamp_publisher
 from .tables import DELIVERIES_SCHEMA
 from .warehouse import Warehouse, readable
-
-Progress = Callable[[str], None]
 
 
 def replica_schema(warehouse: Warehouse, subscriber: str) -> str:

@@ -25,17 +25,10 @@ from .tables import (  # noqa: F401  (the Python tables' DDL, re-exported for th
     SUBSCRIPTIONS_SCHEMA,
     columns,
 )
-from ..core.model import (
-    Article,
-    ConfigError,
-    Publication,
-    check_identifier,
-    initial_current_mode,
-    normalize_update_mode,
-    publication_from_dict,
-    qrepl_table_refusal,
-    typed_row,
-)
+from ..core.modes import initial_current_mode, normalize_update_mode
+from ..core.publication import Article, Publication, publication_from_dict, qrepl_table_refusal
+from ..core.rows import typed_row
+from ..core.vocabulary import ConfigError, check_identifier
 from .table_formats import format_refusal
 
 ICEBERG_PROPS = (
@@ -63,7 +56,7 @@ _commit_numbers_lock = threading.Lock()
 
 
 # to_json's options for article values: timestamps at six fractional digits, a `timestamp` in UTC
-# with `Z` (model.timestamp_text; the dbt macro qrepl_json_options spells the same).
+# with `Z` (values.timestamp_text; the dbt macro qrepl_json_options spells the same).
 TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX"
 JSON_OPTIONS = {"timestampFormat": TIMESTAMP_FORMAT, "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"}
 

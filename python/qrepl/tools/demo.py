@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-
+from ..core.modes import ConflictError
+from ..core.vocabulary import Progress
 from ..services.capture import Subscriber
+from ..services.conflicts import list_conflicts, write_conflict_viewer
 from ..services.distribution import distribute
-from ..core.model import ConflictError
-from ..services.service import (Echo, add_subscription, create_publication, drop_publication, list_conflicts,
-                                output_dir, project_file, run_reader, transaction_outcomes, write_conflict_viewer)
+from ..services.paths import output_dir, project_file
+from ..services.publication import create_publication, drop_publication
+from ..services.reader import run_reader, transaction_outcomes
+from ..services.subscriptions import add_subscription
 
 SUBSCRIBERS = ("north", "south", "east")
 IMMEDIATE = "west"  # an immediate updating subscriber (docs/update-modes.md)
 
 
-def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
+def run_demo(schema: str = "qrepl_demo", echo: Progress = print) -> dict:
     echo(f"[1/6] resetting schema {schema} and creating publication 'sales' (publications/sales.yml)")
     drop_publication(schema, (*SUBSCRIBERS, IMMEDIATE))
     create_publication(project_file("publications", "sales.yml"), schema, seed=True, echo=echo)
@@ -92,7 +95,7 @@ def run_demo(schema: str = "qrepl_demo", echo: Echo = print) -> dict:
     page = write_conflict_viewer(schema, output_dir("out", "demo-viewer"), title="qrepl demo conflicts")
     echo(f"Conflict viewer: {page}")
     echo(f"Next: export QREPL_SCHEMA={schema}; then .venv/bin/qrepl conflicts, "
-         f".venv/bin/qrepl conflicts --show CONFLICT_ID, .venv/bin/qrepl status")
+         f".venv/bin/qrepl conflicts show CONFLICT_ID, .venv/bin/qrepl status")
     return {"outcomes": outcomes, "conflicts": conflicts, "history": history, "delivered": delivered,
             "immediate_rejection": rejection}
 

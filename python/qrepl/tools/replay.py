@@ -13,16 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
-from ..core.model import (
-    ConfigError,
-    Publication,
-    canonical_key,
-    check_identifier,
-    dumps,
-    normalize_policy,
-    normalize_row,
-    publication_from_dict,
-)
+from ..core.publication import Publication, publication_from_dict
+from ..core.rows import canonical_key, normalize_row
+from ..core.values import dumps
+from ..core.vocabulary import ConfigError, check_identifier, normalize_policy
 from ..core.reference import ReferenceReader
 
 SCENARIO_EPOCH = datetime(2026, 1, 1, 0, 0, 0)
@@ -375,17 +369,6 @@ def write_outputs(out_dir: Path, tables: dict[str, list[dict]]) -> None:
         path.write_text("".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows))
 
 
-def replay_reference(paths: Iterable[Path], out_dir: Path, policy: str | None = None) -> list[Path]:
-    written = []
-    for path in paths:
-        scenario = load_scenario(path, policy)
-        tables = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-        target = Path(out_dir) / scenario.name
-        write_outputs(target, tables)
-        written.append(target)
-    return written
-
-
 REPLAY_SCHEMA = "qrepl_replay"
 
 
@@ -393,7 +376,8 @@ class SparkBackend:
     """The real pipeline: Iceberg tables in a fresh schema, the dbt models as queue reader."""
 
     def __init__(self, scenario: Scenario, schema: str = REPLAY_SCHEMA) -> None:
-        from ..services.service import drop_publication, warehouse
+        from ..services.publication import drop_publication
+        from ..storage.open import warehouse
 
         self.scenario = scenario
         # with the replicas of its subscribers: conflicts delivered by an earlier replay

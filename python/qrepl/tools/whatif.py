@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
-from ..core.model import CONFLICT_CODES, ConfigError, normalize_policy
+from ..core.vocabulary import CONFLICT_CODES, ConfigError, Progress, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from ..storage.replica import table_at
-from ..services.service import warehouse
+from ..storage.open import warehouse
 from ..storage.warehouse import QUEUE_COLUMNS, Warehouse, readable
 
 OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
@@ -170,7 +170,7 @@ def summarize(outputs: dict[str, list[dict]], pub) -> dict[str, Any]:
 
 
 def whatif(schema: str | None, policies: list[str], first: int, last: int | None = None, reference: bool = False,
-           progress: Callable[[str], None] = lambda _: None) -> dict[str, dict[str, Any]]:
+           progress: Progress = lambda _: None) -> dict[str, dict[str, Any]]:
     """Replay batches first..last (default: to the newest) under the publication's own policy
     and each of `policies`; returns per policy its normalized outputs and summary."""
     wh = warehouse(schema)

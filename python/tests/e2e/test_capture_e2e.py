@@ -167,7 +167,8 @@ def test_policy_cannot_change_while_subscribed(captured_and_run):
 
 def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path):
     """`qrepl conflicts` as a reviewer uses it: time filters, the side-by-side detail with the
-    differing columns marked, --log to a file, --remove after review."""
+    differing columns marked, `log` to a file, `remove` after review; the old flags (--show,
+    --log, --remove, --resolve) do the same, with one line on stderr naming the verb."""
     import json as _json
 
     from click.testing import CliRunner
@@ -175,12 +176,13 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     from qrepl.cli import main
 
     cli = CliRunner()
-    listed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2000-01-01", "--until", "2999-01-01"])
+    listed = cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2000-01-01", "--until", "2999-01-01"])
     assert listed.exit_code == 0 and listed.output.splitlines()[-1].startswith("1 conflict(s)")
-    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2999-01-01"]).output.startswith("0 conflict")
+    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2000-01-01"]).output == listed.output
+    assert cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2999-01-01"]).output.startswith("0 conflict")
     conflict_id = listed.output.split()[2]
 
-    shown = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", conflict_id])
+    shown = cli.invoke(main, ["conflicts", "show", conflict_id, "--schema", SCHEMA])
     assert shown.exit_code == 0, shown.output
     lines = shown.output.splitlines()
     assert "update_update (code 1), winner publisher" in lines[0]
@@ -188,28 +190,39 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     assert "publisher (winner)" in header and "subscriber (loser)" in header
     marked = {line.split()[1] for line in lines if line.startswith("  *")}
     assert marked == {"city", "msrepl_tran_version"}  # credit_limit and the key are equal
+    old = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", conflict_id])
+    assert old.exit_code == 0 and old.stdout == shown.output
+    assert old.stderr.splitlines() == ["qrepl: `qrepl conflicts --show` is deprecated, use `qrepl conflicts show "
+                                       "CONFLICT_ID` (the flags go in the next release)"]
 
     log = tmp_path / "b.jsonl"
-    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--subscriber", "b", "--log", str(log)]).exit_code == 0
+    logged = cli.invoke(main, ["conflicts", "log", str(log), "--schema", SCHEMA, "--subscriber", "b"])
+    assert logged.exit_code == 0 and logged.output == f"wrote 1 conflict(s) to {log}\n"
     assert [_json.loads(x)["conflict_id"] for x in log.read_text().splitlines()] == [conflict_id]
+    old_log = tmp_path / "old.jsonl"
+    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--subscriber", "b", "--log", str(old_log)]).exit_code == 0
+    assert old_log.read_text() == log.read_text()
 
-    bad = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "yesterday"])
+    bad = cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "yesterday"])
     assert bad.exit_code != 0 and "--since" in bad.output
-    missing = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", "nope"])
+    missing = cli.invoke(main, ["conflicts", "show", "nope", "--schema", SCHEMA])
     assert missing.exit_code == 1 and "no conflict nope" in missing.output
 
-    removed = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
+    removed = cli.invoke(main, ["conflicts", "remove", conflict_id, "--schema", SCHEMA])
     assert removed.exit_code == 0, (removed.output, repr(removed.exception))
     assert removed.output.strip() == "removed 1 conflict(s)"
-    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA]).output.startswith("0 conflict")
+    assert cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA]).output.startswith("0 conflict")
     # a removal is a review row; the conflicts mart, written only by dbt, keeps the conflict
     wh = captured_and_run[0]
     assert [c["conflict_id"] for c in wh.rows_of("conflicts") if c["conflict_id"] == conflict_id] == [conflict_id]
     assert [(r["outcome"], r["resolved_by"] is not None) for r in wh.rows_of("conflict_reviews")
             if r["conflict_id"] == conflict_id] == [("removed", True)]
     again = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
-    assert again.output.splitlines() == ["removed 0 conflict(s)",
+    assert again.stdout.splitlines() == ["removed 0 conflict(s)",
                                          "1 id(s) not removed now: removed before, or no such conflict"]
+    assert "use `qrepl conflicts remove CONFLICT_ID...`" in again.stderr
+    refused = cli.invoke(main, ["conflicts", "resolve", conflict_id, "--keep", "subscriber", "--schema", SCHEMA])
+    assert refused.exit_code != 0 and "was removed from the lists" in refused.output
     refused = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--resolve", conflict_id, "--keep", "subscriber"])
     assert refused.exit_code != 0 and "was removed from the lists" in refused.output
 

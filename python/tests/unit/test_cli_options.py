@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from qrepl.cli import main
-from qrepl.cli.commands import _group_options_first
+from qrepl.cli.app import group_options_first as _group_options_first
 
 
 @pytest.mark.parametrize("args, env", [

@@ -5,7 +5,7 @@
   // Hash/filter key -> conflict field. The hash keys are part of the shareable-link contract.
   const FILTER_FIELDS = { publication: "publication", article: "article", subscriber: "subscriber", type: "conflict_type" };
   const STATE_KEYS = ["publication", "article", "subscriber", "type", "from", "to", "page", "conflict"];
-  // Conflict type -> colour, in SQL Server's code order (qrepl.core.model, embedded by qrepl.services.viewer).
+  // Conflict type -> colour, in SQL Server's code order (qrepl.core.vocabulary, embedded by qrepl.services.viewer).
   const TYPE_COLORS = parseJson("qrepl-types", {});
   const TYPE_ORDER = Object.keys(TYPE_COLORS);
   const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
