@@ -92,7 +92,8 @@ OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
 # compensating command, a publisher change); an outside write due at a point the run did not
 # make fails the replay.
 RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
-    "run_lock": ("before", lambda label: label.startswith("python create table") and ".qrepl_run_lock " in label),
+    "run_lock": ("before", lambda label: label.split()[:3] == ["python", "create", "table"]
+                 and ".qrepl_run_lock " in label),
     **{node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
        for node in ("int_batch_subscriptions", "int_batch_commands", "int_batch_transactions",
                     "int_queued_commands_judged", "compensating_commands", "conflicts", "publisher_changes",
