@@ -1,5 +1,5 @@
 {% macro conflict_reason_text(conflict_type) %}
-    {#- One sentence per conflict type (qrepl.core.model.CONFLICT_REASONS holds the same text).
+    {#- One sentence per conflict type (qrepl.core.vocabulary.CONFLICT_REASONS holds the same text).
         Decides docs/spec.md 5.3 (Conflict codes). -#}
     case {{ conflict_type }}
         when 'update_update' then 'The row was changed at the publisher or by another subscriber since the subscriber read it.'

@@ -1,6 +1,6 @@
 {% macro queued_rows_typed_sql(config, relation) %}
     {#- The queued rows of `relation` with what the checks of int_batch_commands need, by the
-        article's types (python/qrepl/core/model.py spells the same rules: parse_json_object,
+        article's types (python/qrepl/core/values.py and rows.py spell the same rules: parse_json_object,
         queued_value_ok, canonical_key):
         article_known; for row_key: key_json_ok (one JSON object), key_field_count,
         key_missing_column, key_null_value, canonical_key (the canonical text of its key);

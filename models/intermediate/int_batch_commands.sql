@@ -10,7 +10,7 @@
 }}
 /* Cuts the batch: every queued command not in an earlier batch gets this batch's id, once.
    Validation happens here (the hostile-input catalogue: REJECT_REASONS in
-   python/qrepl/core/model.py, in the same order); a command failing a check quarantines its whole
+   python/qrepl/core/vocabulary.py, in the same order); a command failing a check quarantines its whole
    transaction. Byte-identical copies of a queued command collapse to one. The queue is read
    as of one snapshot, recorded in `queue_snapshot_id`; after the first batch, only the rows
    appended since the last batch's snapshot (macros/queue/qrepl_queue_rows.sql; the pre-hook
