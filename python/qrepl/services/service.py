@@ -229,12 +229,12 @@ def drop_subscription(schema: str | None, subscriber: str) -> None:
     warehouse(schema).drop_subscription(subscriber)
 
 
-def unlock(schema: str | None, force: bool = False):
+def unlock(schema: str | None, force: bool = False, echo: Echo = print):
     """Remove the queue reader's run lock left by a process that died; returns the holder
     removed (a run_lock.LockHolder), or None when no lock was held."""
     from ..storage.run_lock import release
 
-    return release(warehouse(schema), force=force)
+    return release(warehouse(schema), force=force, echo=echo)
 
 
 def transaction_outcomes(schema: str | None = None) -> list[dict]:
