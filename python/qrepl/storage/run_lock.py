@@ -46,6 +46,7 @@ TOKEN_ENV = "QREPL_RUN_TOKEN"
 DEFAULT_LEASE_SECONDS = 120
 TOKEN_TEXT = re.compile(r"[0-9a-f]{32}")
 _claims = itertools.count(1)
+_own_claims: set[str] = set()  # claim tokens this process wrote (release_if_mine finishes its own)
 
 
 class RunLocked(RuntimeError):
@@ -134,6 +135,7 @@ def claim_and_drop(wh: Warehouse, judged: LockHolder) -> bool:
         wh.spark.sql(f"drop table if exists {wh.table(LOCK_TABLE)} purge")
         return True
     claim = f"{judged.token}-claimed-{os.getpid()}-{next(_claims)}-{uuid.uuid4().hex[:8]}"
+    _own_claims.add(claim)
     view = wh._temp_view([(judged.token, judged.renewals, claim)], "token STRING, renewals BIGINT, claim STRING")
     try:
         wh.spark.sql(f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as judged "
@@ -261,10 +263,11 @@ def release_if_mine(wh: Warehouse, token: str | None = None) -> LockHolder | Non
     `qrepl run`'s dbt returned and its lease keeper stopped (the project's on-run-end leaves
     the lock of a run with a lease keeper to it, as two MERGEs on the lock's row at once make
     one fail its commit), and after a failed run. A run in another process is never touched:
-    a compare-and-delete on this run's token."""
+    a compare-and-delete on this run's token, or on a claim this process wrote (a release that
+    failed between its claim and its drop)."""
     token = token or os.environ.get(TOKEN_ENV)
     holder = current_holder(wh)
-    if holder is None or not token or holder.token != token:
+    if holder is None or not token or (holder.token != token and holder.token not in _own_claims):
         return None
     return holder if claim_and_drop(wh, holder) else None
 

@@ -150,6 +150,33 @@ def test_lease_renewals_are_not_starved_by_a_long_stage(wh):
     assert max(gaps) < lease, f"renewals at {[round(t - started, 1) for t in points[1:-1]]} s of a {ended - started:.0f} s stage"
 
 
+# -- 4. a plain dbt run holds a lease too (its kill: e2e/test_plain_dbt.py) ----------------------
+
+def test_a_plain_dbt_run_renews_its_lease_as_its_models_start(wh, monkeypatch):
+    monkeypatch.setenv("QREPL_PLAIN_RUN_LEASE_SECONDS", "4")  # renewed once a second has passed
+    seen: list = []
+    done = threading.Event()
+    observer = Warehouse(wh.spark.newSession(), SCHEMA)
+
+    def watch() -> None:
+        while not done.is_set():
+            holder = current_holder(observer)
+            if holder is not None:
+                seen.append((holder.lease_seconds, holder.renewals))
+            time.sleep(0.3)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        dbt_invoke(["run"], SCHEMA)
+    finally:
+        done.set()
+        watcher.join()
+    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert seen and all(lease == 4 for lease, _ in seen), seen
+    assert max(renewals for _, renewals in seen) >= 2, seen
+
+
 # -- 2. the release is a compare-and-delete ----------------------------------------------------
 
 def _swap_lock_before_release(wh: Warehouse, monkeypatch) -> dict:
@@ -191,6 +218,26 @@ def test_a_qrepl_runs_release_never_drops_a_lock_taken_in_between(wh, monkeypatc
     assert state["swapped"] and _batches(wh) == 1
     holder = current_holder(wh)
     assert holder is not None and holder.invocation_id == "D" and holder.token == "d" * 32
+
+
+def test_a_release_that_failed_between_its_claim_and_its_drop_is_finished_by_the_same_process(wh):
+    """`qrepl run` releases its lock after dbt returned: a claim MERGE, then the drop. A failure
+    between the two leaves the row holding this process's claim; its failure handler
+    (release_if_mine) recognises its own claim and drops it, rather than leaving a lock the next
+    run would have to wait out."""
+    from qrepl.storage import faults
+    from qrepl.storage.run_lock import release_if_mine
+
+    token = "e" * 32
+    _hold_lock(wh, token=token, invocation_id="E", lease=300)
+    faults.arm_when(lambda label: label.startswith("python merge into") and LOCK_TABLE in label, faults.raise_fault)
+    try:
+        with pytest.raises(faults.InjectedFault):
+            release_if_mine(wh, token)
+    finally:
+        faults.disarm()
+    assert current_holder(wh).token.startswith(f"{token}-claimed-")
+    assert release_if_mine(wh, token) is not None and current_holder(wh) is None
 
 
 # -- 3. the abandoned-lock cleanup keys on the last heartbeat ----------------------------------
