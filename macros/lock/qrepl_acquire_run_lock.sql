@@ -8,10 +8,11 @@
         Its one row is the holder's lease (python/qrepl/storage/run_lock.py): a token, a renewal
         count, the time it was last renewed and lease_seconds. `qrepl run` passes its token
         and lease (QREPL_RUN_TOKEN, QREPL_RUN_LEASE) and renews the lease from a thread while
-        it runs; a lock whose lease expired is recovered by the next `qrepl run`. A plain
-        `dbt run` (a scheduler on a Thrift server) has nothing renewing it: its lock has no
-        lease (null), never expires, and a lock left by a killed plain run is removed with
-        `qrepl unlock`. Only when the invocation runs a reader model (qrepl_reader_selected). -#}
+        it runs. A plain `dbt run` (a scheduler on a Thrift server, a CI job) renews its own at
+        the start of its models (qrepl_renew_run_lock), with a lease of
+        QREPL_PLAIN_RUN_LEASE_SECONDS (default 900), which bounds its longest model. A lock
+        whose holder died is recovered by the next `qrepl run` once its lease stayed unrenewed
+        that long. Only when the invocation runs a reader model (qrepl_reader_selected). -#}
     {%- if qrepl_is_running() and qrepl_reader_selected() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
         {#- a schema with no publication (a plain `dbt build` with the wrong QREPL_SCHEMA, or
@@ -25,7 +26,7 @@ qrepl: schema {{ schema }} holds no publication: create one first (`qrepl public
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none -%}
             {%- set msg -%}
-qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holder }}, since {{ held.acquired_at }}); wait for it to finish, or if that process is dead run `qrepl unlock --schema {{ schema }}`
+qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holder }}, since {{ held.acquired_at }}); wait for it to finish; if that process is dead, `qrepl run --wait SECONDS` recovers its lock once its lease stays unrenewed (or `qrepl unlock --schema {{ schema }}`)
             {%- endset -%}
             {{ exceptions.raise_compiler_error(msg) }}
         {%- endif -%}
@@ -43,6 +44,10 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
                 current_timestamp() as renewed_at,
                 cast({{ _qrepl_run_lock_lease() }} as int) as lease_seconds
         {%- endcall -%}
+        {%- if not _qrepl_run_lock_renewed_by_qrepl() -%}  {#- this run renews it (qrepl_renew_run_lock) -#}
+            {%- do qrepl_run_state('run_lock', {}).update({'lease': _qrepl_run_lock_lease() | int,
+                                                          'renewed': modules.datetime.datetime.utcnow()}) -%}
+        {%- endif -%}
     {%- endif -%}
 {% endmacro %}
 
@@ -58,11 +63,19 @@ qrepl: the queue reader of schema {{ schema }} is already running ({{ held.holde
 
 
 {% macro _qrepl_run_lock_lease() %}
-    {#- The lease in seconds `qrepl run` renews (QREPL_RUN_LEASE, set only while its lease
-        keeper runs), else 'null': no lease, a lock that never expires. -#}
-    {%- set lease = env_var('QREPL_RUN_LEASE', '') -%}
-    {%- if modules.re.fullmatch('[1-9][0-9]{0,6}', lease) and modules.re.fullmatch('[0-9a-f]{32}', env_var('QREPL_RUN_TOKEN', '')) -%}
-        {{ return(lease) }}
+    {#- The lease in seconds: `qrepl run`'s (QREPL_RUN_LEASE, set only while its lease keeper
+        runs), else a plain run's (QREPL_PLAIN_RUN_LEASE_SECONDS, default 900). -#}
+    {%- if _qrepl_run_lock_renewed_by_qrepl() -%}
+        {{ return(env_var('QREPL_RUN_LEASE')) }}
     {%- endif -%}
-    {{ return('null') }}
+    {%- set lease = env_var('QREPL_PLAIN_RUN_LEASE_SECONDS', '') -%}
+    {{ return(lease if modules.re.fullmatch('[1-9][0-9]{0,6}', lease) else '900') }}
+{% endmacro %}
+
+
+{% macro _qrepl_run_lock_renewed_by_qrepl() %}
+    {#- True in `qrepl run`, whose lease keeper renews the lock (QREPL_RUN_TOKEN and
+        QREPL_RUN_LEASE, set only while it runs), and releases it once dbt returned. -#}
+    {{ return(modules.re.fullmatch('[1-9][0-9]{0,6}', env_var('QREPL_RUN_LEASE', '')) is not none
+              and modules.re.fullmatch('[0-9a-f]{32}', env_var('QREPL_RUN_TOKEN', '')) is not none) }}
 {% endmacro %}

@@ -77,17 +77,19 @@ def enqueue(file, subscriber) -> None:
 def unlock(force: bool) -> None:
     """Remove the queue reader's run lock left by a process that died (SIGKILL, power cut).
 
-    A lock taken by `qrepl run` carries a lease its process renews while it runs: unlock
-    refuses it while the lease is live (the next `qrepl run` recovers it by itself once the
-    lease expires). A lock taken by a plain `dbt run` has no lease: unlock removes it, so
-    only use it when the holder it names is really gone: two queue readers at once would
-    cut the same batch twice. Either way only the holder it read is removed, never a lock
-    another run took meanwhile.
+    The lock carries a lease its holder renews while it runs (`qrepl run` from a thread, a
+    plain `dbt run` as its models start): unlock refuses it while the lease reads live (the
+    next `qrepl run` recovers it by itself once it stays unrenewed). A lease that reads
+    expired is watched for its length on this machine's clock first, since the holder's clock
+    may differ: unlock removes it only if it was not renewed meanwhile. A lock without a
+    lease (taken before plain runs had one) is removed: only use unlock when the holder it
+    names is really gone, as two queue readers at once would cut the same batch twice.
+    Either way only the holder it read is removed, never a lock another run took meanwhile.
 
     \b
     Example:
       qrepl unlock --schema qrepl_demo
     """
-    holder = remove_lock(current_schema(), force=force)
+    holder = remove_lock(current_schema(), force=force, echo=echo)
     echo("no run lock held" if holder is None else
           f"removed the run lock held by {holder.holder} since {holder.acquired_at}")

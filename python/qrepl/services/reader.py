@@ -19,10 +19,10 @@ def run_dbt(schema: str | None, args: list[str], quiet: bool = True) -> None:
     dbt_invoke(args, check_identifier(schema or default_schema(), "schema"), quiet=quiet)
 
 
-def unlock(schema: str | None, force: bool = False):
+def unlock(schema: str | None, force: bool = False, echo: Progress = print):
     """Remove the queue reader's run lock left by a process that died; returns the holder
     removed (a run_lock.LockHolder), or None when no lock was held."""
-    return release(warehouse(schema), force=force)
+    return release(warehouse(schema), force=force, echo=echo)
 
 
 def transaction_outcomes(schema: str | None = None) -> list[dict]:

@@ -121,7 +121,8 @@ def _operation_detail(errors: list[str]) -> str:
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
     """One queue-reader run: `dbt run` of the whole project. The run lock the project takes
     carries this run's token and a lease (QREPL_RUN_LOCK_LEASE_SECONDS, default 120 s), which a
-    thread of this process renews until dbt returns (run_lock.LeaseKeeper)."""
+    thread of this process renews until dbt returns (run_lock.LeaseKeeper); the lock is then
+    released here, once nothing renews it (the project's on-run-end leaves it to this process)."""
     token, lease = new_token(), lease_seconds()
     os.environ["QREPL_BATCH_TIME"] = batch_time.strftime("%Y-%m-%d %H:%M:%S.%f") if batch_time else ""
     os.environ["QREPL_RUN_HOLDER"] = holder_text()  # names this process in the run lock
@@ -129,7 +130,9 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
     os.environ[RUN_LEASE_ENV] = str(lease)  # only while it runs: a lock nothing renews has no lease
     try:
         with LeaseKeeper(Warehouse(get_spark(), schema), token, lease):
-            return dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
+            result = dbt_invoke(["run"], schema, quiet=quiet, progress=progress)
+        release_if_mine(Warehouse(get_spark(), schema), token)
+        return result
     except Exception:
         _release_own_lock(schema, token)
         raise

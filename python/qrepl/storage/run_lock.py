@@ -1,23 +1,28 @@
 """The queue reader's run lock, seen from the Python layer.
 
-The lock itself is taken and released by the dbt project (`macros/lock/`, in
-`on-run-start` / `on-run-end`), so it holds for `qrepl run`, `qrepl dbt run` and a plain
-`dbt run --target thrift` alike: it is the table `<schema>.qrepl_run_lock`, whose properties
-name the holder and whose one row is its lease: the holder's `token`, a renewal counter
-`renewals`, the time `renewed_at` and `lease_seconds`.
+The lock itself is taken by the dbt project (`macros/lock/`, in `on-run-start`), so it holds
+for `qrepl run`, `qrepl dbt run` and a plain `dbt run --target thrift` alike: it is the table
+`<schema>.qrepl_run_lock`, whose properties name the holder and whose one row is its lease:
+the holder's `token`, a renewal counter `renewals`, the time `renewed_at` and `lease_seconds`.
 
-A holder is judged dead only by its lease: `qrepl run` renews it from a thread while it runs
-(`LeaseKeeper`), and a lease not renewed for `lease_seconds` has expired. (Not by its process
-id: a live reader in another container may have the same host name and a pid that does not
-exist here.) A plain `dbt run` writes no lease (`lease_seconds` null): nothing renews it, so it
-never expires and only `qrepl unlock` removes it.
+A holder is judged dead only by its lease, and only on the judge's own clock
+(`lease_watch.LeaseWatch`): its lease row stayed unchanged for `lease_seconds` while the
+judge watched. `renewed_at` is written by the holder's clock, which may differ from the
+judge's, so a lease that reads expired by it is only worth watching. (Not by its process id
+either: a live reader in another container may have the same host name and a pid that does
+not exist here.) `qrepl run` renews its lease from a thread while it runs (`LeaseKeeper`), in
+a Spark scheduler pool of its own so that a long stage of the run does not queue it; a plain
+`dbt run` renews its own at each model it runs (`macros/lock/qrepl_renew_run_lock.sql`), with
+a lease of QREPL_PLAIN_RUN_LEASE_SECONDS (default 900).
 
-Removing a lock someone else took is a compare-and-delete on the exact holder judged dead
-(`claim_and_drop`): one Iceberg MERGE replaces that row's token by a claim token, matching the
-judged token and renewal count; the MERGE commits only against the row it read (a renewal or a
-concurrent claim in between makes it match nothing or fail its commit), and only the process
-that reads its own claim token back drops the table. Two processes recovering one dead lock
-therefore cannot drop a lock one of them took meanwhile.
+Removing a lock is a compare-and-delete on the exact holder (`claim_and_drop`): one Iceberg
+MERGE replaces that row's token by a claim token, matching the judged token and renewal
+count; the MERGE commits only against the row it read (a renewal or a concurrent claim in
+between makes it match nothing or fail its commit), and only the process that reads its own
+claim token back drops the table. Two processes recovering one dead lock therefore cannot
+drop a lock one of them took meanwhile, and a run releasing its own lock (`release_if_mine`
+after `qrepl run`'s lease keeper stopped; the macro's own MERGE in a plain run) never drops a
+lock another run took after its own was removed.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ TOKEN_ENV = "QREPL_RUN_TOKEN"
 DEFAULT_LEASE_SECONDS = 120
 TOKEN_TEXT = re.compile(r"[0-9a-f]{32}")
 _claims = itertools.count(1)
+_own_claims: set[str] = set()  # claim tokens this process wrote (release_if_mine finishes its own)
 
 
 class RunLocked(RuntimeError):
@@ -60,13 +66,15 @@ class LockHolder:
 
     @property
     def expired(self) -> bool:
-        """The holder's lease was not renewed for lease_seconds (a lock without a lease never expires)."""
+        """The lease reads expired by `renewed_at`, the holder's clock against the judge's: a hint
+        to watch it (lease_watch), never enough to judge the holder dead. A lock without a
+        lease never expires."""
         return (self.lease_seconds is not None and self.lease_age_seconds is not None
                 and self.lease_age_seconds > self.lease_seconds)
 
     def lease_text(self) -> str:
         if self.lease_seconds is None:
-            return "no lease: a plain dbt run"
+            return "no lease: a lock taken before plain runs had one"
         return f"lease renewed {self.lease_age_seconds:.0f} s ago, expires after {self.lease_seconds} s"
 
 
@@ -127,6 +135,7 @@ def claim_and_drop(wh: Warehouse, judged: LockHolder) -> bool:
         wh.spark.sql(f"drop table if exists {wh.table(LOCK_TABLE)} purge")
         return True
     claim = f"{judged.token}-claimed-{os.getpid()}-{next(_claims)}-{uuid.uuid4().hex[:8]}"
+    _own_claims.add(claim)
     view = wh._temp_view([(judged.token, judged.renewals, claim)], "token STRING, renewals BIGINT, claim STRING")
     try:
         wh.spark.sql(f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as judged "
@@ -160,9 +169,15 @@ def renew(wh: Warehouse, token: str) -> bool:
     return holder is not None and holder.token == token
 
 
+LEASE_POOL = "qrepl_run_lock_lease"
+
+
 class LeaseKeeper:
     """Renews the lease of the run lock `token` every lease/4 seconds while `qrepl run`
     runs dbt in this process (a daemon thread; errors are kept, never raised into the run).
+    Its Spark jobs run in a scheduler pool of their own (LEASE_POOL; the session schedules
+    FAIR, spark.py), so a renewal gets a task slot as soon as one frees instead of queueing
+    behind every task of a long stage of the run.
 
     Each time it also removes the metastore's abandoned table locks (remove_abandoned_locks).
     The run's start removes those old enough then; a lock left by a process killed inside a
@@ -188,6 +203,7 @@ class LeaseKeeper:
     def _loop(self) -> None:
         from .faults import uncounted
 
+        self.wh.spark.sparkContext.setLocalProperty("spark.scheduler.pool", LEASE_POOL)
         with uncounted():
             self._renew_until_stopped()
 
@@ -206,19 +222,30 @@ class LeaseKeeper:
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
-def release(wh: Warehouse, force: bool = False) -> LockHolder | None:
+def release(wh: Warehouse, force: bool = False, poll_seconds: float = 5.0,
+            echo: Callable[[str], None] = lambda _: None) -> LockHolder | None:
     """`qrepl unlock`: remove the lock if its holder is gone, judged by its lease. A lock whose
-    lease is live is refused (RunLocked) unless `force`; a lock without a lease (a plain dbt run,
-    which nothing renews) is removed. Either way it is a compare-and-delete on the holder read,
-    so a lock taken meanwhile by another run is never removed. Returns the holder removed."""
+    lease reads live is refused (RunLocked) unless `force`; one that reads expired is watched
+    for its lease on this process's clock first (a holder whose clock is behind renews it, and
+    is refused too); a lock without a lease (taken before plain runs had one) is removed.
+    Either way it is a compare-and-delete on the holder read, so a lock taken meanwhile by
+    another run is never removed. Returns the holder removed."""
     holder = current_holder(wh)
     if holder is None:
         return None
-    if holder.lease_seconds is not None and not holder.expired and not force:
-        raise RunLocked(
-            f"the run lock of schema {wh.schema} is held by a live queue reader ({holder.holder}, since "
-            f"{holder.acquired_at}, {holder.lease_text()}); it is released when that run ends, or once its "
-            f"lease expires if the process died; `qrepl unlock --force` removes it anyway")
+    if holder.lease_seconds is not None and not force:
+        if holder.expired:
+            echo(f"watching the lease of {holder.holder} for {holder.lease_seconds} s: it is removed if nothing "
+                 f"renews it meanwhile (`qrepl unlock --force` removes it now)")
+            holder = watch_until_dead(wh, holder, poll_seconds)
+        if holder is None or not holder.expired:
+            live = holder or current_holder(wh)
+            if live is None:
+                return None
+            raise RunLocked(
+                f"the run lock of schema {wh.schema} is held by a live queue reader ({live.holder}, since "
+                f"{live.acquired_at}, {live.lease_text()}); it is released when that run ends, or once its "
+                f"lease expires if the process died; `qrepl unlock --force` removes it anyway")
     from .spark import METASTORE_LOCK_TIMEOUT_SECONDS, expire_abandoned_locks
 
     if expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE):  # as in recover_dead_lock
@@ -232,37 +259,67 @@ def release(wh: Warehouse, force: bool = False) -> LockHolder | None:
 
 
 def release_if_mine(wh: Warehouse, token: str | None = None) -> LockHolder | None:
-    """Remove the lock if this process's run holds it (`token`, else QREPL_RUN_TOKEN), after
-    its run failed. dbt skips `on-run-end` when `on-run-start` fails after the lock was taken,
-    and a process that goes on (a scheduler, a service) must not lock itself out; a run in
-    another process is never touched."""
+    """Remove the lock if this process's run holds it (`token`, else QREPL_RUN_TOKEN): after
+    `qrepl run`'s dbt returned and its lease keeper stopped (the project's on-run-end leaves
+    the lock of a run with a lease keeper to it, as two MERGEs on the lock's row at once make
+    one fail its commit), and after a failed run. A run in another process is never touched:
+    a compare-and-delete on this run's token, or on a claim this process wrote (a release that
+    failed between its claim and its drop)."""
     token = token or os.environ.get(TOKEN_ENV)
     holder = current_holder(wh)
-    if holder is None or not token or holder.token != token:
+    if holder is None or not token or (holder.token != token and holder.token not in _own_claims):
         return None
     return holder if claim_and_drop(wh, holder) else None
 
 
-def recover_dead_lock(wh: Warehouse) -> LockHolder | None:
-    """Remove a lock whose holder's lease has expired; returns it (None if there is none, its
-    lease is live, it has no lease, or another process recovered or took it first)."""
-    holder = current_holder(wh)
-    if holder is None or not holder.expired:
-        return None
+def watch_until_dead(wh: Warehouse, holder: LockHolder, poll_seconds: float = 5.0) -> LockHolder | None:
+    """Watch `holder`'s lease row on this process's clock: the holder (re-read) once it stayed
+    unchanged for its lease_seconds, None as soon as it changes (renewed, released, taken)."""
+    from .lease_watch import LeaseWatch
+
+    watch = LeaseWatch()
+    watch.observe(holder)
+    while True:
+        time.sleep(min(poll_seconds, max(watch.remaining(holder), 0.05)))
+        now = current_holder(wh)
+        if now is None or not watch.observe(now):
+            return None
+        if watch.dead(now):
+            return now
+
+
+def _recover(wh: Warehouse, holder: LockHolder) -> bool:
+    """Claim and drop the lock of `holder`, judged dead; False if the metastore still holds a
+    commit lock on the lock table or another process changed or recovered it first."""
     # a holder killed while its lease keeper was committing a renewal left the metastore's lock
     # on the lock table: the claim would wait for it and fail. Until that lock is old enough to
     # be removed (METASTORE_LOCK_TIMEOUT_SECONDS) the dead lock is not recovered yet
     from .spark import expire_abandoned_locks
 
     if expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE):
+        return False
+    return claim_and_drop(wh, holder)
+
+
+def recover_dead_lock(wh: Warehouse, poll_seconds: float = 5.0) -> LockHolder | None:
+    """Remove a lock whose holder is dead: its lease reads expired, and its lease row then
+    stays unchanged for its lease_seconds on this process's clock. Returns it (None if there is
+    none, its lease reads live, it has no lease, it was renewed while watched, or another
+    process recovered or took it first)."""
+    holder = current_holder(wh)
+    if holder is None or not holder.expired:
         return None
-    return holder if claim_and_drop(wh, holder) else None
+    dead = watch_until_dead(wh, holder, poll_seconds)
+    return dead if dead is not None and _recover(wh, dead) else None
 
 
 def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], None],
                     poll_seconds: float = 5.0) -> None:
     """Return once nobody holds the lock (recovering a dead holder's), or raise RunLocked
-    naming the holder after `wait_seconds` (0: check once)."""
+    naming the holder after `wait_seconds` (0: check once). A holder is dead once its lease row
+    stayed unchanged for its lease_seconds while this process watched; a lease that reads
+    expired (by the holder's clock) is watched that long even past `wait_seconds`."""
+    from .lease_watch import LeaseWatch
     from .spark import remove_abandoned_locks
 
     # the metastore's locks are per table and global to it: this also removes those a process
@@ -270,25 +327,30 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
     # run's own commits would otherwise wait on and fail (about 15 minutes each)
     remove_abandoned_locks(wh.spark)
     deadline = time.monotonic() + wait_seconds
-    announced = False
+    watch = LeaseWatch()
+    announced, watched_until = False, 0.0
     while True:
-        recovered = recover_dead_lock(wh)
-        if recovered is not None:
-            echo(f"recovered the run lock left by a dead process ({recovered.holder}, since {recovered.acquired_at}; "
-                 f"{recovered.lease_text()})")
         holder = current_holder(wh)
         if holder is None:
             return
-        if time.monotonic() >= deadline:
+        if watch.dead(holder):
+            if _recover(wh, holder):
+                echo(f"recovered the run lock left by a dead process ({holder.holder}, since {holder.acquired_at}; "
+                     f"not renewed for {watch.unchanged_for():.0f} s, its lease is {holder.lease_seconds} s)")
+                continue
+        if holder.expired and not watched_until:  # worth watching for one lease, even past the deadline
+            watched_until = time.monotonic() + watch.remaining(holder)
+        limit = max(deadline, watched_until)
+        if time.monotonic() >= limit:
             if holder.lease_seconds is None:
                 hint = f"or if that process is dead run `qrepl unlock --schema {wh.schema}`"
             else:
-                hint = (f"its lease expires {max(holder.lease_seconds - (holder.lease_age_seconds or 0), 0):.0f} s "
-                        f"after its process stops renewing it, and the lock is then recovered")
+                hint = (f"if that process is dead its lease expires once it stays unrenewed for {holder.lease_seconds} s "
+                        f"and the lock is then recovered (qrepl run --wait {holder.lease_seconds * 2})")
             raise RunLocked(
                 f"the queue reader of schema {wh.schema} is already running ({holder.holder}, since "
                 f"{holder.acquired_at}); wait for it (qrepl run --wait SECONDS), {hint}")
         if not announced:
             echo(f"waiting for the queue reader that holds the lock ({holder.holder}) ...")
             announced = True
-        time.sleep(min(poll_seconds, max(deadline - time.monotonic(), 0.1)))
+        time.sleep(min(poll_seconds, max(limit - time.monotonic(), 0.1)))

@@ -67,6 +67,8 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
         "org.apache.spark.sql.execution.CacheManager", "org.apache.iceberg.BaseMetastoreCatalog",
         "org.apache.spark.sql.hive.thriftserver", "org.apache.hive.service",
         "org.apache.spark.scheduler.TaskSetManager", "org.apache.spark.storage.BlockManager",
+        # "Fair Scheduler configuration file not found": pools take their defaults, as meant
+        "org.apache.spark.scheduler.FairSchedulableBuilder",
         # what qrepl's own processes silence with setLogLevel("ERROR") once the session is up,
         # and plain dbt (profiles.yml) would print at every model
         "org.apache.spark.sql.execution.window.WindowExec", "org.apache.spark.sql.catalyst.util.SparkStringUtils",
@@ -264,6 +266,11 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # remove_abandoned_locks may remove it
         "spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms": "10000",
         "spark.hadoop.hive.txn.timeout": f"{METASTORE_LOCK_TIMEOUT_SECONDS}s",
+        # FAIR between pools: the run lock's lease renewals run in a pool of their own
+        # (run_lock.LEASE_POOL) and get a task slot as soon as one frees, instead of queueing
+        # behind every task of a long stage; every other job shares the default pool, which
+        # runs its jobs in order (FIFO) as before
+        "spark.scheduler.mode": "FAIR",
         # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
         # threads take CPU from the tasks (make bench, 2026-11-24, same hour: the reader 12% faster
         # at 100k and 1M changes, 8% at 1k)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,41 @@ def test_plain_dbt_build_and_docs_on_the_local_target(tmp_path):
     reader = subprocess.run(["dbt", "build", "--select", "conflicts"], cwd=PROJECT, env=env, capture_output=True,
                             text=True, timeout=1200)
     assert reader.returncode != 0 and "already running (another_reader" in reader.stdout
+
+
+def test_a_plain_dbt_run_killed_by_a_ci_timeout_leaves_a_lease_that_expires(tmp_path):
+    """CI kills a plain `dbt run` (SIGKILL to its process group: dbt and its Spark JVM) once
+    its run lock is taken and its first model has started. Its lock carries a lease
+    (QREPL_PLAIN_RUN_LEASE_SECONDS) that nothing renews any more: the next `qrepl run` watches
+    it stay unrenewed for that long, recovers it and finishes the batch, equal to the
+    reference. Before, a plain run's lock had no lease and every later run failed until someone
+    ran `qrepl unlock`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QREPL_", "DBT_"))}
+    env.update(QREPL_STATE_DIR=str(tmp_path / "state"), PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+               DBT_TARGET_PATH=str(tmp_path / "target"), DBT_LOG_PATH=str(tmp_path / "logs"),
+               QREPL_PLAIN_RUN_LEASE_SECONDS="10")
+    _run([sys.executable, str(DRIVER), "setup", str(SCENARIO)], env)
+
+    dbt = subprocess.Popen(["dbt", "run"], cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)
+    seen: list[str] = []
+    try:
+        for line in dbt.stdout:  # the lock is taken in on-run-start, before the first model
+            seen.append(line)
+            if " START sql " in line:
+                break
+    finally:
+        os.killpg(dbt.pid, signal.SIGKILL)
+        dbt.wait(timeout=120)
+    assert any(" START sql " in line for line in seen), "".join(seen)[-3000:]
+
+    recovered = subprocess.run([str(Path(sys.executable).parent / "qrepl"), "run", "--wait", "120"], cwd=PROJECT,
+                               env=env, capture_output=True, text=True, timeout=1200)
+    assert recovered.returncode == 0, f"{recovered.stdout[-3000:]}\n{recovered.stderr[-3000:]}"
+    assert "recovered the run lock left by a dead process (dbt invocation" in recovered.stdout, recovered.stdout
+
+    out = tmp_path / "outputs.json"
+    _run([sys.executable, str(DRIVER), "outputs", str(SCENARIO), str(out)], env)
+    actual, expected = _without_clock(json.loads(out.read_text())), _without_clock(_reference_first_batch())
+    for table in expected:
+        assert actual[table] == expected[table], f"{table}: the recovered batch differs from the reference"
