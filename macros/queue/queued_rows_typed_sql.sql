@@ -177,7 +177,7 @@
     {#- Exactly one JSON object: Spark parses it, no field twice, and (checked on its shape) no
         single-quoted names, nothing before or after it, brackets balanced. `(?s:.*)` (any
         character, line breaks too) and not `[\s\S]*`: the same match, but Java's regex runs the
-        class union per character, 4.4 s against 0.2 s on 1M rows (2 cores). -#}
+        class union per character (docs/performance.md, "Thresholds and choices measured"). -#}
     coalesce(
         {{ fields }} is not null
         and size({{ fields }}) = size(array_distinct({{ fields }}))

@@ -4,8 +4,8 @@
         configuration, the batch id). The values are kept in dbt's `graph` context variable,
         the one dict dbt builds per invocation and hands to every node and hook, under this
         invocation's id, so a later invocation in the same process (qrepl runs several) reads
-        them again. Each read costs a Spark job on an Iceberg table (0.1-0.3 s warm), and 15
-        nodes asked for them. `read(argument)` when an argument is given. -#}
+        them again. Each read costs a Spark job on an Iceberg table, and every node asked
+        for them. `read(argument)` when an argument is given. -#}
     {%- set values = _qrepl_run_values() -%}
     {%- if key not in values -%}
         {%- do values.update({key: read() if argument is none else read(argument)}) -%}

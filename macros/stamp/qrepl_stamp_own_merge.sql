@@ -3,8 +3,8 @@
         publisher_stamps so the publisher's trigger (qrepl_stamp_publisher) does not read that
         MERGE's data files again at the next run or distribution, or none. Every row the MERGE
         writes carries a version of this batch, so the trigger would read them only to find
-        nothing to stamp: after a 1,000-row batch that cost 2.1 s of the next run's start on
-        10M rows (bench/STAMP.md), and it grew with the batch.
+        nothing to stamp, at a cost that grows with the batch (docs/performance.md,
+        "Thresholds and choices measured").
         The MERGE's snapshot is recorded as examined only when nothing else can be in it: its
         parent is the snapshot this run's start examined (qrepl_stamp_publisher keeps it, and
         its stamp_seq, for the run), so no other commit came between that examination and the

@@ -302,8 +302,8 @@ duplicates_counted as (
     -- is the same command_seq within it), so one shuffle of the commands serves them all.
     -- tran_id comes first: Spark sorts the rows by the partition columns in their order,
     -- comparing a short prefix of the first column before whole rows, and a subscriber's
-    -- name, shared by many transactions, rarely tells two rows apart (2 s of this model at
-    -- 1M commands, docs/stack.md note 22)
+    -- name, shared by many transactions, rarely tells two rows apart (docs/stack.md note 22;
+    -- docs/performance.md, "Thresholds and choices measured")
     select
         versions_counted.*,
         earlier_transactions.tran_id is not null as tran_id_taken_before,
