@@ -4,8 +4,9 @@ resolve by hand, subscription add, queued captures and immediate commits, as sep
 publisher table's Iceberg history and the conflict log (python/tests/soak_oracle.py).
 
 `make soak` runs it for MINUTES (10) per policy (named *_check so `make test` does not collect
-it); python/tests/e2e/test_soak.py runs one round of the same code in CI. The three processes
-are python/tests/e2e/soak_driver.py's roles: job, qrepl, subscriber.
+it); python/tests/e2e/test_soak.py runs a short part of the same code in CI. The three processes
+are python/tests/e2e/soak_driver.py's roles: job, qrepl, subscriber. Each policy's logs, the
+processes' output and report.json stay in `$QREPL_STATE_DIR/soak_logs/<policy>/`.
 
 State: 2 articles, 20 rows, so that every writer meets the others on the same rows.
 """
@@ -70,7 +71,8 @@ def run_soak(env: dict, deploy: Path, policy: str, seconds: float, ops: int = 1_
     """Start the three processes, wait for them, run the oracle; returns the report (counts,
     the oracle's summary and its losses as text)."""
     schema = f"qrepl_soak_{policy}"
-    logdir = deploy / f"soak_{policy}"
+    logdir = deploy.parent / "soak_logs" / policy  # kept when the next soak's metastore is made anew
+    subprocess.run(["rm", "-rf", str(logdir)], check=True)
     logdir.mkdir(parents=True)
     children = {}
     for role, args in (("qrepl", [policy, str(seconds), str(ops)]), ("job", []), ("subscriber", [])):
