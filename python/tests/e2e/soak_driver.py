@@ -9,8 +9,9 @@ PostgreSQL metastore ($QREPL_METASTORE, $QREPL_WAREHOUSE):
         runs the reader and distributes once more and dumps the publisher tables' history and the conflict tables into
         LOGDIR/dump.json
     python soak_driver.py job SCHEMA LOGDIR
-        a publisher job that knows nothing of qrepl: plain SQL UPDATEs of random rows, each
-        value unique (job-<n>), keeping msrepl_tran_version, until LOGDIR/stop
+        a publisher job that knows nothing of qrepl: plain SQL UPDATEs of random rows of half
+        the table, each value unique (job-<n>), keeping msrepl_tran_version, in bursts, until
+        LOGDIR/stop
     python soak_driver.py subscriber SCHEMA LOGDIR
         captures by a and b (queued) and commits by imm (immediate) of the same rows, until
         LOGDIR/stop
@@ -36,6 +37,9 @@ KEYS = {"customers": list(range(1, 13)), "tags": [f"t{i}" for i in range(1, 9)]}
 # the job's rows: half of each table, so that subscribers change some rows it leaves alone
 # and some it writes, now and then after a delivery brought them its write
 HOT = {article: keys[: len(keys) // 2] for article, keys in KEYS.items()}
+# the job writes in bursts of BURST seconds, then rests as long: a subscriber's change of a row
+# a delivery brought it the job's write of can then reach the publisher before the job's next
+BURST = 45
 QUEUED, IMMEDIATE = ("a", "b"), "imm"
 QUIET = {"echo": lambda _: None}
 RETENTION = 1_000_000
@@ -178,7 +182,11 @@ def job_loop(schema: str, logdir: Path) -> None:
     wait_for(logdir / "ready", 1800)
     rng = random.Random()
     n = 0
+    started = time.monotonic()
     while not (logdir / "stop").exists():
+        if int((time.monotonic() - started) // BURST) % 2:  # a quiet spell between two bursts
+            time.sleep(1)
+            continue
         article = rng.choice(list(ARTICLES))
         key_col, col = ARTICLES[article]
         key = rng.choice(HOT[article])
@@ -213,7 +221,8 @@ def subscriber_loop(schema: str, logdir: Path) -> None:
         tran_id = f"{name}-t{n}"
         rows = []
         for article in rng.sample(list(ARTICLES), rng.choice([1, 2])):
-            rows.append((article, rng.choice(KEYS[article])))
+            # mostly the job's rows
+            rows.append((article, rng.choice(HOT[article] if rng.random() < 0.75 else KEYS[article])))
         tran, outcome = None, "committed"
         try:
             with subscribers[name].transaction(tran_id) as t:
