@@ -14,7 +14,8 @@ Inputs, all plain data:
 * `resolves`: `written_version -> conflict_id` of every conflict resolved by hand (keep
   subscriber) that wrote a row (conflict_reviews).
 * `conflicts`: `conflict_id -> {"article", "key", "publisher_value", "publisher_version",
-  "new_version"}` (the conflicts mart; publisher_value None when the conflict met no row).
+  "new_version", "winner"}` (the conflicts mart; publisher_value None when the conflict met no
+  row).
 
 A job write W of row k, value v, is kept when, after the last snapshot in which k holds v:
 
@@ -24,8 +25,10 @@ A job write W of row k, value v, is kept when, after the last snapshot in which 
   the command's before image holds v and the version it read is one W's row carried (the
   version the job kept, or one qrepl's trigger stamped onto W); a resolution's conflict
   recorded W (value v, such a version) as the publisher row it compared against, or
-* (c) a conflict was logged for k that names W as the publisher row the winning subscriber's
-  change met (subscriber_wins), that change being the one that replaced W.
+* (c) a conflict was logged for k that names W (value v, a version W's row carried) as the
+  publisher row a winning subscriber's change met (subscriber_wins). That change need not be
+  the one whose row the next snapshot shows: a batch folds the commands of a row into one
+  write, and a later command of the batch may leave the row.
 
 Anything else is a lost write: `check` returns one `Loss` per such write, with the snapshots.
 The last appearance is the one judged: a value that disappears and comes back (an immediate
@@ -116,8 +119,12 @@ def check(history: dict[str, list[tuple[int, State]]], job_writes: list[tuple[st
                                              f"compared against {c.get('publisher_value')!r} "
                                              f"(version {c.get('publisher_version')}), not this write"))
             continue
+        # the conflict's own command need not be the one whose row the snapshot shows: a batch
+        # folds every command of a row into one write, the first may have met W and a later
+        # one (a conflict with the first's row, or none) leaves the row
         logged = [cid for cid, c in conflicts.items() if (c["article"], c["key"]) == (article, key)
-                  and c["publisher_value"] == value and c["new_version"] == new_version]
+                  and c["publisher_value"] == value and c["publisher_version"] in carried
+                  and c.get("winner", "subscriber") == "subscriber"]
         if logged:
             verdict.by_conflict += 1
             continue

@@ -114,7 +114,8 @@ def judge(logdir: Path, policy: str, wall: float = 0.0) -> dict:
         row = json.loads(c["publisher_row"]) if c["publisher_row"] else None
         conflicts[c["conflict_id"]] = {"article": c["article"], "key": _key(c["article"], c["row_key"]),
                                        "publisher_value": row.get(ARTICLE_KEYS[c["article"]][1]) if row else None,
-                                       "publisher_version": c["publisher_version"], "new_version": c["new_version"]}
+                                       "publisher_version": c["publisher_version"], "new_version": c["new_version"],
+                                       "winner": c["winner"]}
     resolves = {r["written_version"]: r["conflict_id"] for r in dump["reviews"] if r["written_version"]}
     verdict = check(history, writes, commands, resolves, conflicts)
     ops = _lines(logdir / "qrepl.jsonl")
