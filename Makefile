@@ -10,11 +10,12 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 2
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300
+MINUTES ?= 10
 PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
-.PHONY: example concurrency test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp
+.PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -132,6 +133,11 @@ concurrency: $(STAMP) metastore-driver  ## separate JVMs on one PostgreSQL metas
 	rm -rf $(CURDIR)/.qrepl_state/concurrency
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/concurrency $(PY) -m pytest -q -s \
 		python/tests/e2e/shared_metastore_check.py python/tests/spark/concurrent_captures_check.py
+
+soak: $(STAMP) metastore-driver  ## a publisher job beside run, distribute, maintain, resolve, subscription add and immediate commits, separate JVMs on one PostgreSQL metastore, MINUTES (10) per policy; every job write checked row by row
+	rm -rf $(CURDIR)/.qrepl_state/soak
+	QREPL_SOAK_MINUTES=$(MINUTES) QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/soak $(PY) -m pytest -q -s \
+		python/tests/e2e/soak_check.py
 
 lint: $(STAMP) lint-js
 	$(VENV)/bin/ruff check python bench
