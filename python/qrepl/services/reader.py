@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..core.vocabulary import ConfigError, Progress, check_identifier
-from ..storage.dbt_runner import dbt_invoke, run_queue_reader
+from ..storage.dbt_runner import COMMIT_ATTEMPTS, DbtError, dbt_invoke, lost_to_a_concurrent_commit, run_queue_reader
 from ..storage.open import default_schema, warehouse
 from ..storage.run_lock import release, wait_until_free
 from ..storage.table_formats import run_refusal
@@ -75,7 +75,15 @@ def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: 
     wait_until_free(wh, wait_seconds, echo)
     echo(f"queue reader: dbt run on schema {wh.schema} ...")
     started = datetime.now(timezone.utc).replace(tzinfo=None)
-    run_queue_reader(wh.schema, progress=echo)
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            run_queue_reader(wh.schema, progress=echo)
+            break
+        except DbtError as exc:  # a failed run is finished by the next (docs/spec.md §10): run it again
+            if attempt == COMMIT_ATTEMPTS or not lost_to_a_concurrent_commit(exc):
+                raise
+            echo(f"queue reader: another writer committed to a table while this run wrote it ({exc}); "
+                 f"the next run finishes the batch: attempt {attempt + 1} of {COMMIT_ATTEMPTS}")
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
     history = last.asDict()
     # rows the publisher's trigger gave a version at this run's start (writers that set none);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -14,6 +15,33 @@ from .warehouse import Warehouse
 
 class DbtError(RuntimeError):
     pass
+
+
+# Iceberg's verdict when another writer committed to the table between this write's read and
+# its commit (docs/reliability.md): the write is safe to make again, from a fresh read
+_LOST_COMMIT = re.compile(r"ValidationException|CommitFailedException|conflicted with another concurrent")
+COMMIT_ATTEMPTS = 3
+_FRAME = re.compile(r"^(at |\.\.\. \d+ more$)")
+_EXCEPTION = re.compile(r"(?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*(?:Exception|Error)\b")
+
+
+def lost_to_a_concurrent_commit(exc: BaseException) -> bool:
+    """The error is a commit that lost to another writer's (made again, it reads afresh)."""
+    return bool(_LOST_COMMIT.search(str(exc)))
+
+
+def _error_line(lines: list[str]) -> str:
+    """The line of an error text that says why: its last line, unless that is a frame of a JVM
+    stack; then Iceberg's own exception, else the first exception named, else the last line
+    that is not a frame."""
+    if not lines or not _FRAME.match(lines[-1]):
+        return lines[-1] if lines else ""
+    body = [line for line in lines if not _FRAME.match(line)]
+    for wanted in (lambda line: "org.apache.iceberg.exceptions." in line, lambda line: bool(_EXCEPTION.search(line))):
+        found = [line for line in body if wanted(line)]
+        if found:
+            return found[0]
+    return body[-1] if body else lines[-1]
 
 
 def _model_progress(progress):
@@ -50,7 +78,7 @@ def _failure_detail(res) -> str:
     for node, text in messages:
         lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
         if lines:
-            return f"{node}: {lines[-1]}" if node else lines[-1]
+            return f"{node}: {_error_line(lines)}" if node else _error_line(lines)
     return ""
 
 
@@ -115,7 +143,7 @@ def _operation_detail(errors: list[str]) -> str:
             if line.strip().startswith("qrepl: "):
                 return line.strip()[len("qrepl: "):]
     lines = [line.strip() for text in errors for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    return _error_line(lines)
 
 
 def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: bool = True, progress=None) -> object:
@@ -151,7 +179,13 @@ def stamp_publisher(wh) -> None:
     # 0 stands for "before the table's first snapshot" (the macro records it for a new table)
     if all((wh.article_snapshot(a) or 0) == stamped.get(a.name) for a in wh.require_publication().articles):
         return
-    dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            dbt_invoke(["run-operation", "qrepl_stamp_publisher"], wh.schema)
+            return
+        except DbtError as exc:  # a job committed between the stamp's read and its MERGE: examine again
+            if attempt == COMMIT_ATTEMPTS or not lost_to_a_concurrent_commit(exc):
+                raise
 
 
 def _release_own_lock(schema: str, token: str) -> None:
