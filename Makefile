@@ -140,7 +140,8 @@ soak: $(STAMP) metastore-driver  ## a publisher job beside run, distribute, main
 		python/tests/e2e/soak_check.py
 
 lint: $(STAMP) lint-js
-	$(VENV)/bin/ruff check python bench
+	$(VENV)/bin/ruff check python bench scripts
+	$(VENV)/bin/ruff format --check python bench scripts
 	$(VENV)/bin/sqlfluff lint models tests examples/downstream/models examples/downstream/tests  # macro files render to nothing on their own
 
 lint-js: node_modules/.package-lock.json  ## eslint (pinned in package-lock.json) on the viewer's JavaScript

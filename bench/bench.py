@@ -46,9 +46,11 @@ from qrepl.storage.warehouse import Warehouse
 
 SCHEMA = "qrepl_bench"
 SUBSCRIBERS = 4
-PUB = {"publication": "bench", "policy": "publisher_wins",
-       "articles": [{"name": "items", "key": ["item_id"],
-                     "columns": {"item_id": "int", "qty": "int", "note": "string"}}]}
+PUB = {
+    "publication": "bench",
+    "policy": "publisher_wins",
+    "articles": [{"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int", "note": "string"}}],
+}
 ORDER = ("enqueued_at", "subscriber", "tran_seq", "tran_id", "command_seq")
 SIZES = {  # name: (changes, publication rows, shape)
     "1k": (1_000, 1_000_000, "typical"),
@@ -73,6 +75,7 @@ def say(text: str) -> None:
 
 
 # -- batches ---------------------------------------------------------------------------------
+
 
 def _commands_sql(shape: str, changes: int, rows: int, first: int = 0) -> str:
     """One row per queued command: transaction number t, command number c within it, row, op,
@@ -130,38 +133,46 @@ def load_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int) -> Non
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUB))
     wh.add_subscriptions([f"s{s}" for s in range(SUBSCRIBERS)])
-    spark.sql(f"insert into {wh.table('items')} select cast(id as int), 0, concat('row ', id), {version('id')} "
-              f"from range({rows})")
+    spark.sql(
+        f"insert into {wh.table('items')} select cast(id as int), 0, concat('row ', id), {version('id')} "
+        f"from range({rows})"
+    )
     queue_batch(spark, wh, shape, changes, rows)
     for copy in ("items_merge", "items_fold"):
-        spark.sql(f"create table {wh.schema}.{copy} using iceberg tblproperties ('format-version'='2', "
-                  f"'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
-                  f"'write.update.mode'='merge-on-read') as select * from {wh.table('items')}")
+        spark.sql(
+            f"create table {wh.schema}.{copy} using iceberg tblproperties ('format-version'='2', "
+            f"'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+            f"'write.update.mode'='merge-on-read') as select * from {wh.table('items')}"
+        )
 
 
 def queue_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int, first: int = 0) -> None:
     """Append one batch of queued commands; transaction numbers (and enqueue times) start at
     `first`, so a later batch follows the earlier ones."""
     follows = f", follows + {first} as follows" if shape == "hot" else ""  # only hot chains its updates
-    commands = spark.sql(f"select t + {first} as t, c, op, item, stale{follows} "
-                         f"from ({_commands_sql(shape, changes, rows, first)})")
+    commands = spark.sql(
+        f"select t + {first} as t, c, op, item, stale{follows} from ({_commands_sql(shape, changes, rows, first)})"
+    )
     commands.createOrReplaceTempView("bench_commands")
     if shape == "hot":
-        old = f"case when follows is null then {version('0')} else concat('11111111-0000-4000-8000-', " \
-              f"lpad(cast(follows as string), 12, '0')) end"
+        old = (
+            f"case when follows is null then {version('0')} else concat('11111111-0000-4000-8000-', "
+            f"lpad(cast(follows as string), 12, '0')) end"
+        )
         new = "concat('11111111-0000-4000-8000-', lpad(cast(t as string), 12, '0'))"
     elif shape == "cascade":
         # a link's first row expects what the previous link wrote there; its second row the root
         old = f"""case when stale then concat('ffffffff-0000-4000-8000-', lpad(cast(t as string), 12, '0'))
             when c = 1 and item >= {rows} - 1 - 1000 and t >= 99 and t % 99 = 0
                 then concat('22222222-0000-4000-8000-', lpad(cast(t - 99 as string), 12, '0'))
-            else {version('item')} end"""
-        new = "case when c = 2 then concat('22222222-0000-4000-8000-', lpad(cast(t as string), 12, '0')) " \
-              "else uuid() end"
+            else {version("item")} end"""
+        new = (
+            "case when c = 2 then concat('22222222-0000-4000-8000-', lpad(cast(t as string), 12, '0')) else uuid() end"
+        )
     else:
         old = f"""case when op = 'I' then null
             when stale then concat('ffffffff-0000-4000-8000-', lpad(cast(t as string), 12, '0'))
-            else {version('item')} end"""
+            else {version("item")} end"""
         new = "case when op = 'D' then null else uuid() end"
     spark.sql(f"""
         select concat('s', cast(t % {SUBSCRIBERS} as string)) as subscriber, 0 as generation,
@@ -180,6 +191,7 @@ def queue_batch(spark, wh: Warehouse, shape: str, changes: int, rows: int, first
 
 # -- the three contenders --------------------------------------------------------------------
 
+
 def bare_merge(spark, wh: Warehouse, since: int = 0) -> None:
     """The floor: the batch's last command per row MERGEd into a copy, nothing checked. The
     batch is the queue's transactions from number `since` on."""
@@ -189,8 +201,8 @@ def bare_merge(spark, wh: Warehouse, since: int = 0) -> None:
             select * from (
                 select op, from_json(new_row, 'item_id INT, qty INT, note STRING') as r, new_version,
                     cast(get_json_object(row_key, '$.item_id') as int) as item_id,
-                    row_number() over (partition by row_key order by {', '.join(o + ' desc' for o in ORDER)}) as newest
-                from {wh.table('replication_queue')}
+                    row_number() over (partition by row_key order by {", ".join(o + " desc" for o in ORDER)}) as newest
+                from {wh.table("replication_queue")}
                 where tran_seq >= {since}
             ) where newest = 1
         ) as source
@@ -206,11 +218,14 @@ def bare_merge(spark, wh: Warehouse, since: int = 0) -> None:
 def python_fold(spark, wh: Warehouse, since: int = 0) -> dict:
     """The obvious alternative: collect, fold in a Python loop, MERGE the net result. The batch
     is the queue's transactions from number `since` on; its counts are returned."""
-    queue = spark.sql(f"select subscriber, tran_id, command_seq, op, row_key, old_version, new_version, new_row "
-                      f"from {wh.table('replication_queue')} where tran_seq >= {since} "
-                      f"order by {', '.join(ORDER)}").collect()
-    spark.sql(f"select distinct row_key from {wh.table('replication_queue')} where tran_seq >= {since}") \
-        .createOrReplaceTempView("fold_keys")
+    queue = spark.sql(
+        f"select subscriber, tran_id, command_seq, op, row_key, old_version, new_version, new_row "
+        f"from {wh.table('replication_queue')} where tran_seq >= {since} "
+        f"order by {', '.join(ORDER)}"
+    ).collect()
+    spark.sql(
+        f"select distinct row_key from {wh.table('replication_queue')} where tran_seq >= {since}"
+    ).createOrReplaceTempView("fold_keys")
     touched = spark.sql(f"""
         select fold_keys.row_key, items.msrepl_tran_version, to_json(named_struct('item_id', items.item_id,
             'note', items.note, 'qty', items.qty)) as row_json
@@ -238,16 +253,26 @@ def python_fold(spark, wh: Warehouse, since: int = 0) -> dict:
             else:
                 kind = None
             if kind:
-                found.append((subscriber, tran_id, cmd.command_seq, cmd.row_key, kind,
-                              current[1] if current else None, cmd.new_row))
+                found.append(
+                    (
+                        subscriber,
+                        tran_id,
+                        cmd.command_seq,
+                        cmd.row_key,
+                        kind,
+                        current[1] if current else None,
+                        cmd.new_row,
+                    )
+                )
             overlay[cmd.row_key] = None if cmd.op == "D" else (cmd.new_version, cmd.new_row)
         if found:
             counts["rejected"] += 1
             conflicts.extend(found)
             for key in overlay:
                 current = state.get(key)
-                compensations.append((subscriber, tran_id, key, "upsert" if current else "delete",
-                                      current[1] if current else None))
+                compensations.append(
+                    (subscriber, tran_id, key, "upsert" if current else "delete", current[1] if current else None)
+                )
         else:
             counts["applied"] += 1
             state.update(overlay)
@@ -265,12 +290,14 @@ def python_fold(spark, wh: Warehouse, since: int = 0) -> dict:
         when not matched and source.version is not null then insert (item_id, qty, note, msrepl_tran_version)
             values (source.r.item_id, source.r.qty, source.r.note, source.version)
     """)
-    spark.createDataFrame(conflicts, "subscriber string, tran_id string, command_seq int, row_key string, "
-                          "conflict_type string, publisher_row string, subscriber_row string") \
-        .write.format("iceberg").mode("append").saveAsTable(f"{wh.schema}.fold_conflicts")
-    spark.createDataFrame(compensations, "subscriber string, tran_id string, row_key string, op string, "
-                          "row_json string").write.format("iceberg").mode("append") \
-        .saveAsTable(f"{wh.schema}.fold_compensations")
+    spark.createDataFrame(
+        conflicts,
+        "subscriber string, tran_id string, command_seq int, row_key string, "
+        "conflict_type string, publisher_row string, subscriber_row string",
+    ).write.format("iceberg").mode("append").saveAsTable(f"{wh.schema}.fold_conflicts")
+    spark.createDataFrame(
+        compensations, "subscriber string, tran_id string, row_key string, op string, row_json string"
+    ).write.format("iceberg").mode("append").saveAsTable(f"{wh.schema}.fold_compensations")
     return {**counts, "conflicts": len(conflicts), "compensations": len(compensations)}
 
 
@@ -279,30 +306,39 @@ def check_equal(spark, wh: Warehouse, fold: dict) -> None:
     its counts over every batch so far)."""
     diff = spark.sql(f"""
         select count(*) from (
-            (select item_id, qty, note, msrepl_tran_version from {wh.table('items')}
+            (select item_id, qty, note, msrepl_tran_version from {wh.table("items")}
              except all select item_id, qty, note, msrepl_tran_version from {wh.schema}.items_fold)
             union all
             (select item_id, qty, note, msrepl_tran_version from {wh.schema}.items_fold
-             except all select item_id, qty, note, msrepl_tran_version from {wh.table('items')}))
+             except all select item_id, qty, note, msrepl_tran_version from {wh.table("items")}))
     """).collect()[0][0]
-    outcomes = {r.outcome: r.n for r in spark.sql(
-        f"select outcome, count(*) as n from {wh.table('transaction_outcomes')} group by outcome").collect()}
-    reader = {"applied": outcomes.get("applied", 0), "rejected": outcomes.get("rejected", 0),
-              "conflicts": spark.table(wh.table("conflicts")).count(),
-              "compensations": spark.table(wh.table("compensating_commands")).count()}
+    outcomes = {
+        r.outcome: r.n
+        for r in spark.sql(
+            f"select outcome, count(*) as n from {wh.table('transaction_outcomes')} group by outcome"
+        ).collect()
+    }
+    reader = {
+        "applied": outcomes.get("applied", 0),
+        "rejected": outcomes.get("rejected", 0),
+        "conflicts": spark.table(wh.table("conflicts")).count(),
+        "compensations": spark.table(wh.table("compensating_commands")).count(),
+    }
     expected = {k: fold[k] for k in reader}
     if diff or reader != expected:
-        sys.exit(f"bench: the reader and the Python fold disagree: {diff} publisher rows differ; "
-                 f"reader {reader}, fold {expected}")
+        sys.exit(
+            f"bench: the reader and the Python fold disagree: {diff} publisher rows differ; "
+            f"reader {reader}, fold {expected}"
+        )
 
 
 # -- dbt's own fixed cost --------------------------------------------------------------------
 
 TRIVIAL_PROJECT = {
     "dbt_project.yml": "name: trivial\nversion: '1.0.0'\nconfig-version: 2\nprofile: trivial\n"
-                       "flags:\n  send_anonymous_usage_stats: false\n",
+    "flags:\n  send_anonymous_usage_stats: false\n",
     "profiles.yml": f"trivial:\n  target: local\n  outputs:\n    local:\n      type: spark\n      method: session\n"
-                    f"      host: NA\n      schema: {SCHEMA}_trivial\n      threads: 1\n",
+    f"      host: NA\n      schema: {SCHEMA}_trivial\n      threads: 1\n",
     "models/one.sql": "{{ config(materialized='table', file_format='iceberg') }}\nselect 1 as one\n",
 }
 
@@ -330,6 +366,7 @@ def dbt_fixed_cost() -> float:
 
 # -- the table ------------------------------------------------------------------------------
 
+
 @dataclass
 class Result:
     name: str  # a SIZES name, or NEXT_1K: the second 1k batch of the process
@@ -348,6 +385,7 @@ class Result:
 
 
 NEXT_1K = "1k, next batch"
+
 
 # What a row's reader time is compared with: None when that was not run (or the fold failed).
 def _merge(r, by):
@@ -416,6 +454,7 @@ def node_times(res) -> dict:
 class Timed:
     """The three contenders on one batch: seconds each, the fold's counts (None if it failed)
     and the reader's dbt result."""
+
     merge: float
     fold: dict | None
     fold_s: float | None
@@ -454,17 +493,31 @@ def measure(spark, name: str, warm: bool) -> list[Result]:
     if warm:  # the first dbt invocation of a process parses the project: not part of any batch
         say(f"[{name}] parsing the dbt project once ...")
         from qrepl.storage.dbt_runner import dbt_invoke
+
         dbt_invoke(["parse"], SCHEMA)
     t = run_contenders(spark, wh, name)
     if t.fold is not None:
         check_equal(spark, wh, t.fold)
     history = last_batch(spark, wh)
-    result = Result(name, changes, rows, shape, t.reader, t.merge, t.fold_s,
-                    history.transactions_processed, history.conflicts, node_times(t.res), fold_error=t.fold_error)
+    result = Result(
+        name,
+        changes,
+        rows,
+        shape,
+        t.reader,
+        t.merge,
+        t.fold_s,
+        history.transactions_processed,
+        history.conflicts,
+        node_times(t.res),
+        fold_error=t.fold_error,
+    )
     fold_text = f"Python fold {t.fold_s:.1f} s" if t.fold is not None else "Python fold failed"
     checked = "results equal" if t.fold is not None else "not compared: the fold failed"
-    say(f"[{name}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, {fold_text} "
-        f"({result.transactions:,} transactions, {result.conflicts:,} conflicts; {checked})")
+    say(
+        f"[{name}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, {fold_text} "
+        f"({result.transactions:,} transactions, {result.conflicts:,} conflicts; {checked})"
+    )
     if name != "1k":
         return [result]
     # the first reader run of a process pays the JVM's warm-up, as a server does once: the next
@@ -483,25 +536,40 @@ def measure_next(spark, wh: Warehouse, first_fold: dict | None, shape: str, chan
         sys.exit("bench: the second 1k batch processed no transaction")
     if t.fold is not None and first_fold is not None:  # both batches: the tables hold both
         check_equal(spark, wh, {k: first_fold[k] + t.fold[k] for k in t.fold})
-    result = Result(NEXT_1K, changes, rows, shape, t.reader, t.merge, t.fold_s, history.transactions_processed,
-                    history.conflicts, node_times(t.res), fold_error=t.fold_error)
+    result = Result(
+        NEXT_1K,
+        changes,
+        rows,
+        shape,
+        t.reader,
+        t.merge,
+        t.fold_s,
+        history.transactions_processed,
+        history.conflicts,
+        node_times(t.res),
+        fold_error=t.fold_error,
+    )
     say(f"[{NEXT_1K}] queue reader with nothing new queued ...")
     t0 = time.perf_counter()
     res = run_queue_reader(SCHEMA)
     result.nothing_queued = time.perf_counter() - t0
     result.nothing_models = node_times(res)
-    say(f"[{NEXT_1K}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, "
+    say(
+        f"[{NEXT_1K}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, "
         f"{'Python fold %.1f s' % t.fold_s if t.fold_s is not None else 'Python fold failed'} "
         f"({result.transactions:,} transactions, {result.conflicts:,} conflicts); "
-        f"nothing queued {result.nothing_queued:.1f} s")
+        f"nothing queued {result.nothing_queued:.1f} s"
+    )
     return result
 
 
 def table(results: list[Result], fixed: float | None) -> str:
     by = {r.name: r for r in results}
-    lines = ["| batch | changes | publication rows | reader | bare MERGE | Python fold | reader / MERGE | "
-             "reader / fold | other ratio | target |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "| batch | changes | publication rows | reader | bare MERGE | Python fold | reader / MERGE | "
+        "reader / fold | other ratio | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
     for r in results:
         other = ""
         if r.name == "1k" and fixed:
@@ -519,19 +587,31 @@ def table(results: list[Result], fixed: float | None) -> str:
             other = "; ".join(x for x in (other, f"the Python fold {r.fold_error}") if x)
         else:
             fold, per_fold = f"{r.fold:.1f} s", f"{r.reader / r.fold:.2f}×"
-        lines.append(f"| {r.name} ({r.shape}) | {r.changes:,} | {r.rows:,} | {r.reader:.1f} s | {r.merge:.1f} s | "
-                     f"{fold} | {r.reader / r.merge:.2f}× | {per_fold} | {other} | {target_text(r, by)} |")
+        lines.append(
+            f"| {r.name} ({r.shape}) | {r.changes:,} | {r.rows:,} | {r.reader:.1f} s | {r.merge:.1f} s | "
+            f"{fold} | {r.reader / r.merge:.2f}× | {per_fold} | {other} | {target_text(r, by)} |"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="Queue reader vs bare MERGE vs Python fold, side by side "
-                                 "(prints a markdown table of times and ratios).")
-    ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=DEFAULT_SIZES,
-                    help=f"batches to run (default: all: {' '.join(DEFAULT_SIZES)})")
+    ap = argparse.ArgumentParser(
+        description="Queue reader vs bare MERGE vs Python fold, side by side "
+        "(prints a markdown table of times and ratios)."
+    )
+    ap.add_argument(
+        "--sizes",
+        nargs="+",
+        choices=list(SIZES),
+        default=DEFAULT_SIZES,
+        help=f"batches to run (default: all: {' '.join(DEFAULT_SIZES)})",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table (and per-model times) to this file")
-    ap.add_argument("--readme", type=Path, help="replace the table between the bench markers of this file "
-                    "(only when every size ran)")
+    ap.add_argument(
+        "--readme",
+        type=Path,
+        help="replace the table between the bench markers of this file (only when every size ran)",
+    )
     args = ap.parse_args()
     spark = get_spark()
     fixed = None
@@ -554,8 +634,9 @@ def main() -> None:
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
         args.readme.write_text(text[:start] + "\n" + out + "\n" + text[end:])
     if args.markdown:
-        args.markdown.write_text(out + "\n\nPer model (seconds):\n\n```\n" + json.dumps(per_model, indent=1)
-                                 + "\n```\n")
+        args.markdown.write_text(
+            out + "\n\nPer model (seconds):\n\n```\n" + json.dumps(per_model, indent=1) + "\n```\n"
+        )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ def _blank_literals_and_comments(sql: str) -> str:
     """`sql` with every string literal's content and every comment made spaces (same length)."""
     out, at = [], 0
     while (m := NOT_CODE.search(sql, at)) is not None:
-        out.append(sql[at:m.start()])
+        out.append(sql[at : m.start()])
         if m.group() == "/*":
             depth, end = 1, m.end()
             while depth and end < len(sql):
@@ -90,7 +90,7 @@ def steps_of(compiled: str) -> tuple[str, list[str]]:
     plain = _blank_literals_and_comments(body)  # their brackets and words are not code
     steps = []
     for m in STEP.finditer(plain):
-        before = plain[:m.start()]
+        before = plain[: m.start()]
         if before.count("(") == before.count(")"):
             steps.append(m.group(1))
     return body, steps
@@ -135,8 +135,20 @@ def compiled_at(ref: str, model: str) -> str:
     saved = os.environ["DBT_TARGET_PATH"]
     os.environ["DBT_TARGET_PATH"] = str(tree / "target")
     try:
-        res = dbtRunner().invoke(["--quiet", "compile", "--select", model, "--log-level", "none",
-                                  "--project-dir", str(tree), "--profiles-dir", str(REPO)])
+        res = dbtRunner().invoke(
+            [
+                "--quiet",
+                "compile",
+                "--select",
+                model,
+                "--log-level",
+                "none",
+                "--project-dir",
+                str(tree),
+                "--profiles-dir",
+                str(REPO),
+            ]
+        )
     finally:
         os.environ["DBT_TARGET_PATH"] = saved
     if not res.success:
@@ -148,8 +160,10 @@ def compare(spark, model: str, ref: str, here: str, there: str, repeat: int, wri
     """Time the working tree's and REF's model alternately; check both give the same rows
     (with `write`, each run writes a new Iceberg table with CREATE TABLE AS, where dbt appends)."""
     into = f"{SCHEMA}.profile_written" if write else None
-    queries = {"working tree": steps_of(here)[0] + "select * from final",
-               ref: steps_of(there)[0] + "select * from final"}
+    queries = {
+        "working tree": steps_of(here)[0] + "select * from final",
+        ref: steps_of(there)[0] + "select * from final",
+    }
     for name, query in queries.items():
         say(f"  {name}: untimed warm-up {timed(spark, query, into):.1f} s")
     times: dict[str, list[float]] = {name: [] for name in queries}
@@ -170,26 +184,44 @@ def compare(spark, model: str, ref: str, here: str, there: str, repeat: int, wri
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="Time each step (CTE) of one queue-reader model on a bench batch, "
-                                 "without writing: where the model's time goes.")
+    ap = argparse.ArgumentParser(
+        description="Time each step (CTE) of one queue-reader model on a bench batch, "
+        "without writing: where the model's time goes."
+    )
     ap.add_argument("--model", default="int_batch_commands", help="a model of models/ (default: int_batch_commands)")
     ap.add_argument("--size", choices=list(SIZES), default="100k", help="the bench batch (default: 100k)")
-    ap.add_argument("--repeat", type=int, default=2, help="times each step is run; the shortest is printed (default: 2)")
-    ap.add_argument("--history", type=int, default=0, metavar="N",
-                    help="first run the queue reader on a batch of N commands (untimed), so the profiled batch is a "
-                         "later one: read incrementally from the queue, checked against N earlier commands")
-    ap.add_argument("--against", metavar="REF", help="compare the whole model with the same model at commit REF "
-                    "(timed alternately, rows checked equal) instead of timing each step")
-    ap.add_argument("--write", action="store_true", help="with --against: time writing the model into an Iceberg "
-                    "table (Parquet encoding and a commit) instead of running it into Spark's noop sink")
+    ap.add_argument(
+        "--repeat", type=int, default=2, help="times each step is run; the shortest is printed (default: 2)"
+    )
+    ap.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first run the queue reader on a batch of N commands (untimed), so the profiled batch is a "
+        "later one: read incrementally from the queue, checked against N earlier commands",
+    )
+    ap.add_argument(
+        "--against",
+        metavar="REF",
+        help="compare the whole model with the same model at commit REF "
+        "(timed alternately, rows checked equal) instead of timing each step",
+    )
+    ap.add_argument(
+        "--write",
+        action="store_true",
+        help="with --against: time writing the model into an Iceberg "
+        "table (Parquet encoding and a commit) instead of running it into Spark's noop sink",
+    )
     args = ap.parse_args()
     if args.write and not args.against:
         raise SystemExit("bench: --write times a comparison: give --against REF too")
     if not re.fullmatch(r"\w+", args.model):
         raise SystemExit(f"bench: --model must be a model name, got {args.model!r}")
     if args.against:  # before the batch is loaded: a wrong ref is one line, at once
-        if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=REPO,
-                          capture_output=True).returncode:
+        if subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"], cwd=REPO, capture_output=True
+        ).returncode:
             raise SystemExit(f"bench: --against {args.against!r} is not a commit of this repository")
     target = Path(tempfile.mkdtemp(prefix="qrepl-profile-target-"))
     os.environ["DBT_TARGET_PATH"] = str(target)  # this compile's own target/, not the checkout's
@@ -201,8 +233,10 @@ def main() -> None:
     spark = get_spark()
     wh = Warehouse(spark, SCHEMA)
     if args.history:
-        say(f"[{args.size}] history first: {rows:,} publisher rows and {args.history:,} queued changes, "
-            f"run by the queue reader (untimed) ...")
+        say(
+            f"[{args.size}] history first: {rows:,} publisher rows and {args.history:,} queued changes, "
+            f"run by the queue reader (untimed) ..."
+        )
         load_batch(spark, wh, shape, args.history, rows)
         run_queue_reader(SCHEMA)
         say(f"[{args.size}] queueing {changes:,} more changes ({shape}) ...")
@@ -219,8 +253,15 @@ def main() -> None:
     run_pre_hooks(spark, target, args.model)
     if args.against:
         say(f"{args.model}: the working tree against {args.against}, {max(1, args.repeat)} rounds ...")
-        compare(spark, args.model, args.against, compiled.read_text(), compiled_at(args.against, args.model),
-                args.repeat, args.write)
+        compare(
+            spark,
+            args.model,
+            args.against,
+            compiled.read_text(),
+            compiled_at(args.against, args.model),
+            args.repeat,
+            args.write,
+        )
         return
     body, steps = steps_of(compiled.read_text())
     say(f"{args.model}: {len(steps)} steps; compiled SQL in {compiled}")

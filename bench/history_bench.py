@@ -34,8 +34,10 @@ def timed_run() -> tuple[float, dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="A small batch's cost on a fresh publication and after a long "
-                                             "history, per model, in one Spark session.")
+    ap = argparse.ArgumentParser(
+        description="A small batch's cost on a fresh publication and after a long "
+        "history, per model, in one Spark session."
+    )
     ap.add_argument("--history", type=int, default=1_000_000, help="commands run before the timed batch")
     ap.add_argument("--batch", type=int, default=1_000, help="commands in the timed batch")
     args = ap.parse_args()

@@ -53,8 +53,10 @@ def run_writes(spark, since) -> list[tuple[str, int, int, int]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="What one queue-reader run writes: its dbt nodes, its Iceberg "
-                                 "commits per table, and the rows written per queued change.")
+    ap = argparse.ArgumentParser(
+        description="What one queue-reader run writes: its dbt nodes, its Iceberg "
+        "commits per table, and the rows written per queued change."
+    )
     ap.add_argument("--changes", type=int, default=10_000, help="queued changes in the batch (default 10,000)")
     ap.add_argument("--rows", type=int, default=100_000, help="rows of the publication (default 100,000)")
     args = ap.parse_args()
@@ -83,9 +85,11 @@ def report(spark, title: str, changes: int) -> None:
     for table, n, added, deletes in writes:
         print(f"| `{table}` | {n} | {added:,} | {deletes:,} |")
     print(f"| all | {commits} | {rows:,} | {sum(w[3] for w in writes):,} |")
-    print(f"\n{len(nodes)} dbt nodes ({', '.join(nodes)}); {commits} Iceberg commits on {len(writes)} tables; "
-          f"{rows / changes:.2f} rows written per queued change "
-          f"({(rows - publisher) / changes:.2f} outside the publisher's table)")
+    print(
+        f"\n{len(nodes)} dbt nodes ({', '.join(nodes)}); {commits} Iceberg commits on {len(writes)} tables; "
+        f"{rows / changes:.2f} rows written per queued change "
+        f"({(rows - publisher) / changes:.2f} outside the publisher's table)"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Measured, each on the same table of --rows rows:
 * a queue-reader run of --changes updates, and a bare Iceberg MERGE of --changes rows, for scale.
 Prints a markdown table; with --markdown, writes it there too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,18 @@ def main() -> None:
     spark = get_spark()
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
-    pub = publication_from_dict({"publication": "bench", "articles": [{
-        "name": "customers", "key": ["customer_id"],
-        "columns": {"customer_id": "int", "name": "string", "city": "string"}}]})
+    pub = publication_from_dict(
+        {
+            "publication": "bench",
+            "articles": [
+                {
+                    "name": "customers",
+                    "key": ["customer_id"],
+                    "columns": {"customer_id": "int", "name": "string", "city": "string"},
+                }
+            ],
+        }
+    )
     wh.write_publication(pub)
     wh.add_subscriptions(["s1"])
     table = wh.table("customers")
@@ -59,29 +69,56 @@ def main() -> None:
     # a queue-reader batch of updates to rows spread over the table
     step = max(args.rows // args.changes, 1)
     ids = [i * step for i in range(args.changes)]
-    versions = {r.customer_id: r.msrepl_tran_version for r in spark.sql(
-        f"select customer_id, msrepl_tran_version from {table} where customer_id % {step} = 0 "
-        f"and customer_id < {args.changes * step}").collect()}
+    versions = {
+        r.customer_id: r.msrepl_tran_version
+        for r in spark.sql(
+            f"select customer_id, msrepl_tran_version from {table} where customer_id % {step} = 0 "
+            f"and customer_id < {args.changes * step}"
+        ).collect()
+    }
     scenario = Scenario("bench", pub, ["s1"], [])
-    transactions = [{"subscriber": "s1", "tran_id": f"t{i}", "commands": [{
-        "article": "customers", "op": "U", "row": {"customer_id": i, "name": f"c{i}", "city": "Paris"},
-        "old_version": versions[i], "new_version": f"10000000-0000-4000-8000-{i:012d}"}]} for i in ids]
+    transactions = [
+        {
+            "subscriber": "s1",
+            "tran_id": f"t{i}",
+            "commands": [
+                {
+                    "article": "customers",
+                    "op": "U",
+                    "row": {"customer_id": i, "name": f"c{i}", "city": "Paris"},
+                    "old_version": versions[i],
+                    "new_version": f"10000000-0000-4000-8000-{i:012d}",
+                }
+            ],
+        }
+        for i in ids
+    ]
     wh.append_queue(queue_rows_for(scenario, transactions, datetime(2026, 1, 1), {}, lambda s: 0))
     run = timed(lambda: run_queue_reader(SCHEMA, datetime(2026, 1, 1) + timedelta(minutes=1)))
     after_reader = timed(lambda: stamp_publisher(wh))
 
     # an outside writer: plain UPDATEs that set no version
-    spark.sql(f"update {table} set city = 'Rome' where customer_id % {step} = 1 and customer_id < {args.changes * step}")
+    spark.sql(
+        f"update {table} set city = 'Rome' where customer_id % {step} = 1 and customer_id < {args.changes * step}"
+    )
     before = spark.sql(f"select count(*) from {table} where city = 'Rome'").first()[0]
     after_foreign = timed(lambda: stamp_publisher(wh))
-    stamped = spark.sql(f"select stamped_rows from {wh.table('publisher_stamps')} order by stamp_seq desc limit 1").first()[0]
+    stamped = spark.sql(
+        f"select stamped_rows from {wh.table('publisher_stamps')} order by stamp_seq desc limit 1"
+    ).first()[0]
     assert stamped == before, f"stamped {stamped} rows, the outside writer changed {before}"
 
     # a bare MERGE of as many rows, for scale
-    spark.sql(f"create or replace temporary view bench_src as select cast(id * {step} + 2 as int) as customer_id, "
-              f"'Oslo' as city, uuid() as v from range({args.changes})")
-    merge = timed(lambda: spark.sql(f"merge into {table} t using bench_src s on t.customer_id = s.customer_id "
-                                    f"when matched then update set t.city = s.city, t.msrepl_tran_version = s.v"))
+    spark.sql(
+        f"create or replace temporary view bench_src as select cast(id * {step} + 2 as int) as customer_id, "
+        f"'Oslo' as city, uuid() as v from range({args.changes})"
+    )
+    merge = timed(
+        lambda: spark.sql(
+            f"merge into {table} t using bench_src s on t.customer_id = s.customer_id "
+            f"when matched then update set t.city = s.city, t.msrepl_tran_version = s.v"
+        )
+    )
     lines = [
         f"| step, on {args.rows:,} publisher rows | seconds |",
         "|---|---:|",

@@ -41,16 +41,24 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 VENV_BIN = PROJECT / ".venv" / "bin"
 SUBSCRIBERS = ["s1", "s2", "s3"]
-HOT_CUSTOMERS = [1, 2, 3]              # from seeds/demo_customers.csv: every subscriber updates them
+HOT_CUSTOMERS = [1, 2, 3]  # from seeds/demo_customers.csv: every subscriber updates them
 SHARED_NEW_CUSTOMERS = range(900, 912)  # every subscriber inserts (and deletes) these same keys
 # the outside writer's statements ({t}: the customers table); each changes hot or shared rows
 FOREIGN_WRITES = [
     ("U", 1, "update {t} set city = 'Outside-1' where customer_id = 1"),
-    ("U", 2, "merge into {t} as t using (select 2 as customer_id, 'Outside-2' as city) as s "
-             "on t.customer_id = s.customer_id when matched then update set t.city = s.city"),
+    (
+        "U",
+        2,
+        "merge into {t} as t using (select 2 as customer_id, 'Outside-2' as city) as s "
+        "on t.customer_id = s.customer_id when matched then update set t.city = s.city",
+    ),
     ("D", 3, "delete from {t} where customer_id = 3"),
-    ("I", 905, "insert into {t} (customer_id, name, city, credit_limit, msrepl_tran_version) "
-               "values (905, 'Outside', 'Outside-905', 10.50, null)"),
+    (
+        "I",
+        905,
+        "insert into {t} (customer_id, name, city, credit_limit, msrepl_tran_version) "
+        "values (905, 'Outside', 'Outside-905', 10.50, null)",
+    ),
 ]
 ORDER_LINES = [(100, 1), (100, 2), (101, 1)]
 
@@ -68,8 +76,10 @@ def setup(schema: str) -> None:
     wh = warehouse(schema)
     for article in pub.articles:  # the demo seeds, without a dbt parse
         with (PROJECT / "seeds" / f"demo_{article.name}.csv").open() as f:
-            rows = [{c: int(v) if article.columns[c] in ("int", "bigint") else v for c, v in row.items()}
-                    for row in csv.DictReader(f)]
+            rows = [
+                {c: int(v) if article.columns[c] in ("int", "bigint") else v for c, v in row.items()}
+                for row in csv.DictReader(f)
+            ]
         wh.upsert_rows(article.name, [{**row, "msrepl_tran_version": new_version()} for row in rows])
     wh.add_subscriptions(SUBSCRIBERS)
     for name in SUBSCRIBERS:
@@ -82,9 +92,13 @@ def foreign(schema: str, log_path: Path) -> None:
     no msrepl_tran_version is set. Records the keys and the table's snapshot after the writes."""
     from pyhive import hive
 
-    cursor = hive.connect(host="127.0.0.1", port=int(os.environ["QREPL_THRIFT_PORT"]), auth="CUSTOM",
-                          username=os.environ["QREPL_THRIFT_USER"],
-                          password=os.environ["QREPL_THRIFT_PASSWORD"]).cursor()
+    cursor = hive.connect(
+        host="127.0.0.1",
+        port=int(os.environ["QREPL_THRIFT_PORT"]),
+        auth="CUSTOM",
+        username=os.environ["QREPL_THRIFT_USER"],
+        password=os.environ["QREPL_THRIFT_PASSWORD"],
+    ).cursor()
     table = f"{schema}.customers"
     for _, _, statement in FOREIGN_WRITES:
         cursor.execute(statement.format(t=table))
@@ -104,14 +118,21 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
     sub = Subscriber(schema, subscriber)
 
     def customer(cid: int) -> dict:
-        return {"customer_id": cid, "name": f"{subscriber} #{cid}", "city": rng.choice(["Oslo", "Lima", "Pune"]),
-                "credit_limit": f"{rng.randint(1, 99) * 100}.00"}
+        return {
+            "customer_id": cid,
+            "name": f"{subscriber} #{cid}",
+            "city": rng.choice(["Oslo", "Lima", "Pune"]),
+            "credit_limit": f"{rng.randint(1, 99) * 100}.00",
+        }
 
     def touch_customer(t, cid: int) -> None:
         """Update the row if the replica has it, else insert it."""
         try:
-            t.update("customers", {"customer_id": cid}, {"credit_limit": f"{rng.randint(1, 99) * 100}.00",
-                                                         "city": rng.choice(["Oslo", "Lima", "Pune"])})
+            t.update(
+                "customers",
+                {"customer_id": cid},
+                {"credit_limit": f"{rng.randint(1, 99) * 100}.00", "city": rng.choice(["Oslo", "Lima", "Pune"])},
+            )
         except ConfigError:
             t.insert("customers", customer(cid))
 
@@ -126,8 +147,10 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
         try:
             t.update("order_lines", {"order_id": order_id, "line_no": line_no}, {"quantity": rng.randint(1, 9)})
         except ConfigError:
-            t.insert("order_lines", {"order_id": order_id, "line_no": line_no, "product": "cable",
-                                     "quantity": rng.randint(1, 9)})
+            t.insert(
+                "order_lines",
+                {"order_id": order_id, "line_no": line_no, "product": "cable", "quantity": rng.randint(1, 9)},
+            )
 
     with log_path.open("a") as log:
         for n in range(1, transactions + 1):
@@ -151,8 +174,20 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
                         touch_line(t, *rng.choice(ORDER_LINES))
             except Exception as exc:  # noqa: BLE001 - logged and counted: the application carries on
                 status, error = "failed", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
-            log.write(json.dumps({"subscriber": subscriber, "tran_id": tran_id, "kind": kind, "status": status,
-                                  "error": error, "started": started, "finished": time.time()}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "subscriber": subscriber,
+                        "tran_id": tran_id,
+                        "kind": kind,
+                        "status": status,
+                        "error": error,
+                        "started": started,
+                        "finished": time.time(),
+                    }
+                )
+                + "\n"
+            )
             log.flush()
     print(f"capture {subscriber}: done", flush=True)
 
@@ -161,6 +196,7 @@ def capture(schema: str, subscriber: str, transactions: int, log_path: Path) -> 
 @dataclass
 class Loop:
     """A process run again and again until told to stop; remembers each run's interval."""
+
     name: str
     command: list[str]
     log: Path
@@ -174,8 +210,14 @@ class Loop:
         with self.log.open("a") as out:
             out.write(f"\n=== {self.name} at {time.strftime('%H:%M:%S')}: {' '.join(self.command)}\n")
             out.flush()
-            self.current = subprocess.Popen(self.command, cwd=PROJECT, stdout=out, stderr=subprocess.STDOUT,
-                                            env={**os.environ, **self.env}, start_new_session=True)
+            self.current = subprocess.Popen(
+                self.command,
+                cwd=PROJECT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
+                start_new_session=True,
+            )
             rc = self.current.wait()
         self.runs.append((started, time.time(), rc))
         return rc
@@ -226,8 +268,15 @@ def _started(children: list[subprocess.Popen], command: list[str], **kwargs) -> 
     return process
 
 
-def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str],
-         children: list[subprocess.Popen], loops: list[Loop]) -> int:
+def _run(
+    schema: str,
+    transactions: int,
+    began: float,
+    logs: Path,
+    me: list[str],
+    children: list[subprocess.Popen],
+    loops: list[Loop],
+) -> int:
     print(f"[{_clock(began)}] setup: publication and {len(SUBSCRIBERS)} subscriptions", flush=True)
     if _started(children, me + ["setup", "--schema", schema]).wait() != 0:
         print("setup failed")
@@ -236,22 +285,53 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     print(f"[{_clock(began)}] an outside writer (Thrift): UPDATE, MERGE, DELETE, INSERT with no version", flush=True)
     foreign(schema, logs / "foreign.json")
 
-    dbt = [str(VENV_BIN / "dbt"), "run", "--project-dir", str(PROJECT), "--profiles-dir",
-           str(PROJECT), "--target", "thrift"]
+    dbt = [
+        str(VENV_BIN / "dbt"),
+        "run",
+        "--project-dir",
+        str(PROJECT),
+        "--profiles-dir",
+        str(PROJECT),
+        "--target",
+        "thrift",
+    ]
     # the scheduler's own target path: its manifest is not re-parsed after the setup's dbt seed
-    scheduler = Loop("scheduler", dbt, logs / "scheduler.log",
-                     env={"DBT_TARGET_PATH": str(PROJECT / "target" / "thrift"),
-                          "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"})
-    distributor = Loop("distribution", [str(VENV_BIN / "qrepl"), "distribute", "--schema", schema],
-                       logs / "distribution.log")
+    scheduler = Loop(
+        "scheduler",
+        dbt,
+        logs / "scheduler.log",
+        env={"DBT_TARGET_PATH": str(PROJECT / "target" / "thrift"), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
+    )
+    distributor = Loop(
+        "distribution", [str(VENV_BIN / "qrepl"), "distribute", "--schema", schema], logs / "distribution.log"
+    )
     capture_logs = {s: logs / f"capture_{s}.jsonl" for s in SUBSCRIBERS}
-    print(f"[{_clock(began)}] concurrent phase: {len(SUBSCRIBERS)} subscribers x {transactions} transactions, "
-          f"`dbt run --target thrift` in a loop, `qrepl distribute` in a loop", flush=True)
+    print(
+        f"[{_clock(began)}] concurrent phase: {len(SUBSCRIBERS)} subscribers x {transactions} transactions, "
+        f"`dbt run --target thrift` in a loop, `qrepl distribute` in a loop",
+        flush=True,
+    )
     loops += [scheduler, distributor]
-    captures = {s: _started(children, me + ["capture", "--schema", schema, "--subscriber", s, "--transactions",
-                                            str(transactions), "--log", str(capture_logs[s])],
-                            stdout=(logs / f"capture_{s}.log").open("w"), stderr=subprocess.STDOUT)
-                for s in SUBSCRIBERS}
+    captures = {
+        s: _started(
+            children,
+            me
+            + [
+                "capture",
+                "--schema",
+                schema,
+                "--subscriber",
+                s,
+                "--transactions",
+                str(transactions),
+                "--log",
+                str(capture_logs[s]),
+            ],
+            stdout=(logs / f"capture_{s}.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        for s in SUBSCRIBERS
+    }
     threads = [threading.Thread(target=loop.loop, daemon=True) for loop in loops]
     for t in threads:
         t.start()
@@ -262,8 +342,11 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
         if polls % 6:
             continue  # progress every 30 s; the end of the captures noticed within 5 s
         done = sum(len(f.read_text().splitlines()) if f.exists() else 0 for f in capture_logs.values())
-        print(f"[{_clock(began)}] captured {done}/{transactions * len(SUBSCRIBERS)}, runs {len(scheduler.runs)}, "
-              f"distributions {len(distributor.runs)}", flush=True)
+        print(
+            f"[{_clock(began)}] captured {done}/{transactions * len(SUBSCRIBERS)}, runs {len(scheduler.runs)}, "
+            f"distributions {len(distributor.runs)}",
+            flush=True,
+        )
     capture_end = time.time()
     for loop in loops:
         loop.stop.set()
@@ -287,23 +370,33 @@ def _run(schema: str, transactions: int, began: float, logs: Path, me: list[str]
     overlapped = overlapping(concurrent_deliveries, concurrent_runs)
     during_captures = [rc for s, _, rc in concurrent_runs if s < capture_end]  # exit codes of those runs
     print("\ndeploy-test numbers")
-    print(f"  transactions attempted {len(entries)}; queued {report.get('transactions_queued')} "
-          f"({report.get('commands_queued')} commands); capture calls that raised {len(failed_captures)}")
-    for error in sorted({e['error'] for e in failed_captures})[:5]:
+    print(
+        f"  transactions attempted {len(entries)}; queued {report.get('transactions_queued')} "
+        f"({report.get('commands_queued')} commands); capture calls that raised {len(failed_captures)}"
+    )
+    for error in sorted({e["error"] for e in failed_captures})[:5]:
         print(f"    {sum(1 for e in failed_captures if e['error'] == error)} x {error}")
-    print(f"  queue-reader runs {len(scheduler.runs)} ({sum(1 for r in scheduler.runs if r[2] != 0)} failed), "
-          f"batches {report.get('batches')}; distributions {len(distributor.runs)} "
-          f"({sum(1 for r in distributor.runs if r[2] != 0)} failed)")
-    print(f"  deliveries that overlapped a run {overlapped} of {len(concurrent_deliveries)}; "
-          f"runs while captures were writing {len(during_captures)}")
-    print(f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')} "
-          f"({report.get('conflicts_on_outside_writes')} on rows written by the outside writer); "
-          f"compensating commands {report.get('compensating_commands')}")
+    print(
+        f"  queue-reader runs {len(scheduler.runs)} ({sum(1 for r in scheduler.runs if r[2] != 0)} failed), "
+        f"batches {report.get('batches')}; distributions {len(distributor.runs)} "
+        f"({sum(1 for r in distributor.runs if r[2] != 0)} failed)"
+    )
+    print(
+        f"  deliveries that overlapped a run {overlapped} of {len(concurrent_deliveries)}; "
+        f"runs while captures were writing {len(during_captures)}"
+    )
+    print(
+        f"  outcomes {report.get('outcomes')}; conflicts {report.get('conflicts')} "
+        f"({report.get('conflicts_on_outside_writes')} on rows written by the outside writer); "
+        f"compensating commands {report.get('compensating_commands')}"
+    )
     print(f"  wall time {time.time() - began:.0f} s")
     # the point of the test: the parts really ran at the same time
     if verdict == 0 and (0 not in during_captures or overlapped == 0):
-        print("deploy-test: no queue-reader run went through while captures were writing, or no delivery "
-              "overlapped a run; raise QREPL_DEPLOY_TRANSACTIONS")
+        print(
+            "deploy-test: no queue-reader run went through while captures were writing, or no delivery "
+            "overlapped a run; raise QREPL_DEPLOY_TRANSACTIONS"
+        )
         return 1
     return verdict
 
@@ -328,8 +421,12 @@ def verify(schema: str, report_path: Path) -> int:
     # every queued command in exactly one batch
     identity = ["subscriber", "tran_id", "command_seq", "enqueued_at"]
     queue = wh.rows_of("replication_queue")
-    batched = [r.asDict() for r in spark.table(wh.table("int_batch_commands"))
-               .select(*identity, "batch_id", "batched_at", "queue_order").collect()]
+    batched = [
+        r.asDict()
+        for r in spark.table(wh.table("int_batch_commands"))
+        .select(*identity, "batch_id", "batched_at", "queue_order")
+        .collect()
+    ]
     times: dict[tuple, list[int]] = {}
     for r in batched:
         times.setdefault(tuple(r[c] for c in identity), []).append(r["batch_id"])
@@ -337,8 +434,9 @@ def verify(schema: str, report_path: Path) -> int:
     for r in queue:
         found = times.get(tuple(r[c] for c in identity), [])
         if len(found) != 1:
-            problems.append(f"queued command {r['subscriber']}/{r['tran_id']}/{r['command_seq']} is in "
-                            f"{len(found)} batches {found}")
+            problems.append(
+                f"queued command {r['subscriber']}/{r['tran_id']}/{r['command_seq']} is in {len(found)} batches {found}"
+            )
     problems += [f"batched command {k} is not in the queue" for k in times if k not in queued_ids]
 
     # every transaction judged or quarantined exactly once
@@ -367,19 +465,27 @@ def verify(schema: str, report_path: Path) -> int:
             problems.append("the publisher had no commit after the outside writes")
         else:
             stamped_at = child.snapshot_id
-            before = {r["customer_id"]: r["msrepl_tran_version"] for r in
-                      table_at(wh, wh.article("customers"), written["snapshot"]).collect()}
-            after = {r["customer_id"]: r["msrepl_tran_version"] for r in table_at(wh, wh.article("customers"), stamped_at).collect()}
+            before = {
+                r["customer_id"]: r["msrepl_tran_version"]
+                for r in table_at(wh, wh.article("customers"), written["snapshot"]).collect()
+            }
+            after = {
+                r["customer_id"]: r["msrepl_tran_version"]
+                for r in table_at(wh, wh.article("customers"), stamped_at).collect()
+            }
             for op, key in written["writes"]:
                 # the first commit after them is the trigger's, and it gave each written row a version
                 if op != "D" and (after.get(key) is None or after.get(key) == before.get(key)):
-                    problems.append(f"outside {op} of customer {key}: not stamped by the commit after it "
-                                    f"(version {before.get(key)} -> {after.get(key)})")
+                    problems.append(
+                        f"outside {op} of customer {key}: not stamped by the commit after it "
+                        f"(version {before.get(key)} -> {after.get(key)})"
+                    )
                 if op == "D" and key in after:
                     problems.append(f"outside delete of customer {key}: the row is back")
     for article in pub.articles:
-        first = (spark.table(f"{wh.article_table(article)}.snapshots").orderBy("committed_at")
-                 .select("snapshot_id").first())
+        first = (
+            spark.table(f"{wh.article_table(article)}.snapshots").orderBy("committed_at").select("snapshot_id").first()
+        )
         start = stamped_at if article.name == "customers" and stamped_at else (first.snapshot_id if first else None)
         initial = [r.asDict() for r in table_at(wh, article, start).collect()]
         reference.put_publisher_rows(article.name, initial)
@@ -390,8 +496,11 @@ def verify(schema: str, report_path: Path) -> int:
     batch_time = {r["batch_id"]: r["started_at"] for r in wh.rows_of("queue_reader_history")}
     batch_time.update({r["batch_id"]: r["batched_at"] for r in batched})
     for batch_id in sorted(batch_time):
-        reader.queue.extend({**r, "queue_order": order_of[tuple(r[c] for c in identity)]}
-                            for r in queue if batch_of.get(tuple(r[c] for c in identity)) == batch_id)
+        reader.queue.extend(
+            {**r, "queue_order": order_of[tuple(r[c] for c in identity)]}
+            for r in queue
+            if batch_of.get(tuple(r[c] for c in identity)) == batch_id
+        )
         if reader.run(batch_time[batch_id]) != batch_id:
             problems.append(f"reference batch numbering differs at batch {batch_id}")
     expected = normalized_outputs(scenario, reference.outputs())
@@ -404,22 +513,28 @@ def verify(schema: str, report_path: Path) -> int:
         if expected[name] != actual[name]:
             diff_e = [r for r in expected[name] if r not in actual[name]][:3]
             diff_a = [r for r in actual[name] if r not in expected[name]][:3]
-            problems.append(f"{name} differs from the reference ({len(expected[name])} expected, "
-                            f"{len(actual[name])} actual); expected only: {json.dumps(diff_e, default=str)[:800]}; "
-                            f"actual only: {json.dumps(diff_a, default=str)[:800]}")
+            problems.append(
+                f"{name} differs from the reference ({len(expected[name])} expected, "
+                f"{len(actual[name])} actual); expected only: {json.dumps(diff_e, default=str)[:800]}; "
+                f"actual only: {json.dumps(diff_a, default=str)[:800]}"
+            )
 
     # every replica equals the publisher
     for article in pub.articles:
         publisher = {canonical_key(article, r): normalize_row(article, r) for r in wh.publisher_rows(article.name)}
         for s in SUBSCRIBERS:
             replica_table = f"{schema}__{s}.{article.name}"
-            replica = {canonical_key(article, r.asDict()): normalize_row(article, r.asDict())
-                       for r in spark.table(replica_table).collect()}
+            replica = {
+                canonical_key(article, r.asDict()): normalize_row(article, r.asDict())
+                for r in spark.table(replica_table).collect()
+            }
             if replica != publisher:
                 wrong = sorted(k for k in publisher.keys() | replica.keys() if publisher.get(k) != replica.get(k))
-                problems.append(f"replica {s}.{article.name} differs from the publisher on {len(wrong)} row(s), "
-                                f"e.g. {wrong[:3]}: publisher {[publisher.get(k) for k in wrong[:1]]} "
-                                f"replica {[replica.get(k) for k in wrong[:1]]}")
+                problems.append(
+                    f"replica {s}.{article.name} differs from the publisher on {len(wrong)} row(s), "
+                    f"e.g. {wrong[:3]}: publisher {[publisher.get(k) for k in wrong[:1]]} "
+                    f"replica {[replica.get(k) for k in wrong[:1]]}"
+                )
 
     if foreign_log.exists():
         customers = pub.article("customers")
@@ -431,7 +546,9 @@ def verify(schema: str, report_path: Path) -> int:
         "transactions_queued": len({(r["subscriber"], r["tran_id"]) for r in queue}),
         "commands_queued": len(queue),
         "batches": len(batch_time),
-        "outcomes": {o: sum(1 for r in outcomes if r["outcome"] == o) for o in sorted({r["outcome"] for r in outcomes})},
+        "outcomes": {
+            o: sum(1 for r in outcomes if r["outcome"] == o) for o in sorted({r["outcome"] for r in outcomes})
+        },
         "conflicts": len(actual["conflicts"]),
         "conflicts_on_outside_writes": len(met) if foreign_log.exists() else None,
         "compensating_commands": len(actual["compensating_commands"]),
@@ -444,9 +561,11 @@ def verify(schema: str, report_path: Path) -> int:
     if problems:
         print(f"deploy-test: {len(problems)} problem(s); full report {report_path}")
         return 1
-    print("deploy-test: replicas equal the publisher; every queued command in exactly one batch; every "
-          "transaction judged or quarantined once; outcomes, conflicts, compensations, quarantine and the "
-          "publisher equal the sequential reference")
+    print(
+        "deploy-test: replicas equal the publisher; every queued command in exactly one batch; every "
+        "transaction judged or quarantined once; outcomes, conflicts, compensations, quarantine and the "
+        "publisher equal the sequential reference"
+    )
     return 0
 
 

@@ -19,9 +19,10 @@ from qrepl.storage.warehouse import PUBLISHED_BY, Warehouse
 SCHEMA = "qrepl_pyfaults"
 SUBSCRIBERS = ("a", "b", "c")
 PUBLICATION = {
-    "publication": "sales", "policy": "publisher_wins", "centralized_conflicts": False,
-    "articles": [{"name": "customers", "key": ["customer_id"],
-                  "columns": {"customer_id": "int", "city": "string"}}],
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "centralized_conflicts": False,
+    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
 }
 # a user's own table, published in place by the publish_in_place operation (`table:`)
 USER_SCHEMA = f"{SCHEMA}_user"
@@ -30,8 +31,19 @@ VERSION = "00000000-0000-4000-8000-{:012d}".format
 # stamped_rows counts the rows the recorded stamp gave a version: after a failure between a
 # stamp's MERGE and its record, the failed attempt stamped them and the rerun records 0
 # (docs/reliability.md); of a version only whether the row has one is compared
-IGNORED_COLUMNS = {"delivered_at", "enqueued_at", "tran_seq", "tran_id", "new_version", "new_row", "old_row",
-                   "msrepl_tran_version", "snapshot_id", "stamped_at", "stamped_rows"}
+IGNORED_COLUMNS = {
+    "delivered_at",
+    "enqueued_at",
+    "tran_seq",
+    "tran_id",
+    "new_version",
+    "new_row",
+    "old_row",
+    "msrepl_tran_version",
+    "snapshot_id",
+    "stamped_at",
+    "stamped_rows",
+}
 
 
 def schemas(wh: Warehouse) -> list[str]:
@@ -50,10 +62,12 @@ def state(wh: Warehouse) -> dict:
         for t in spark.catalog.listTables(schema):
             if t.isTemporary or t.name.startswith("qrepl_resolve_"):
                 continue
-            rows = [{k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
-                    | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
-                    | ({"versioned": r["msrepl_tran_version"] is not None} if "msrepl_tran_version" in r.asDict() else {})
-                    for r in spark.table(f"{schema}.{t.name}").collect()]
+            rows = [
+                {k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
+                | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
+                | ({"versioned": r["msrepl_tran_version"] is not None} if "msrepl_tran_version" in r.asDict() else {})
+                for r in spark.table(f"{schema}.{t.name}").collect()
+            ]
             state[f"{schema}.{t.name}"] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
     state["user table published by"] = Warehouse(spark, USER_SCHEMA).published_by(f"{USER_SCHEMA}.stock")
     return state
@@ -71,8 +85,9 @@ def build_base(spark) -> Warehouse:
     spark.sql(f"create table {USER_SCHEMA}.stock (sku string, qty int) using iceberg")
     spark.sql(f"insert into {USER_SCHEMA}.stock values ('a', 1), ('b', 2)")
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": VERSION(i)}
-                                 for i in (1, 2, 3)])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": VERSION(i)} for i in (1, 2, 3)]
+    )
     for s in ("a", "b"):
         add_subscription(SCHEMA, s, echo=lambda _: None)
     with Subscriber(wh.schema, "a").transaction("a1") as t:
@@ -94,8 +109,18 @@ def _capture(wh: Warehouse) -> None:
 
 def _enqueue(wh: Warehouse, tmp: Path) -> None:
     path = tmp / "changes.jsonl"
-    path.write_text(json.dumps({"tran_id": "file-1", "article": "customers", "op": "U",
-                                "row": {"customer_id": 3, "city": "F"}, "old_version": VERSION(3)}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "tran_id": "file-1",
+                "article": "customers",
+                "op": "U",
+                "row": {"customer_id": 3, "city": "F"},
+                "old_version": VERSION(3),
+            }
+        )
+        + "\n"
+    )
     enqueue_file(wh.schema, "a", path, progress=lambda _: None)
 
 
@@ -160,5 +185,3 @@ def captured_commands(wh: Warehouse) -> int:
     the replica follows after the next run and delivery). Anything else is a partial
     transaction."""
     return len([q for q in wh.rows_of("replication_queue") if q["tran_id"] == "a2"])
-
-

@@ -17,10 +17,21 @@ V = "00000000-0000-4000-8000-{:012d}".format
 
 def queued_update(seq: int, key: int, old: str, new: str) -> dict:
     """Subscriber s1's transaction t<seq>: one update of customer <key> from version `old` to `new`."""
-    return {"subscriber": "s1", "generation": 0, "tran_id": f"t{seq}", "tran_seq": seq, "command_seq": 1,
-            "article": "customers", "op": "U", "row_key": f'{{"customer_id":{key}}}', "old_version": old,
-            "new_version": new, "new_row": f'{{"customer_id":{key},"city":"city {seq}"}}', "old_row": None,
-            "enqueued_at": datetime(2026, 1, 1, 0, 0, seq)}
+    return {
+        "subscriber": "s1",
+        "generation": 0,
+        "tran_id": f"t{seq}",
+        "tran_seq": seq,
+        "command_seq": 1,
+        "article": "customers",
+        "op": "U",
+        "row_key": f'{{"customer_id":{key}}}',
+        "old_version": old,
+        "new_version": new,
+        "new_row": f'{{"customer_id":{key},"city":"city {seq}"}}',
+        "old_row": None,
+        "enqueued_at": datetime(2026, 1, 1, 0, 0, seq),
+    }
 
 
 def customers_publication(spark, schema: str, publication: dict, customers: int) -> Warehouse:
@@ -30,9 +41,10 @@ def customers_publication(spark, schema: str, publication: dict, customers: int)
     wh.drop_schema()
     wh.write_publication(publication_from_dict(publication))
     wh.add_subscription("s1")
-    spark.createDataFrame([(k, f"home {k}", V(k)) for k in range(1, customers + 1)],
-                          "customer_id INT, city STRING, msrepl_tran_version STRING") \
-        .writeTo(wh.table("customers")).append()
+    spark.createDataFrame(
+        [(k, f"home {k}", V(k)) for k in range(1, customers + 1)],
+        "customer_id INT, city STRING, msrepl_tran_version STRING",
+    ).writeTo(wh.table("customers")).append()
     return wh
 
 

@@ -13,13 +13,21 @@ def v() -> str:
     return str(uuid.UUID(int=next(_counter) + (1 << 120)))
 
 
-CUSTOMERS = {"name": "customers", "key": ["customer_id"],
-             "columns": {"customer_id": "int", "name": "string", "city": "string"}}
+CUSTOMERS = {
+    "name": "customers",
+    "key": ["customer_id"],
+    "columns": {"customer_id": "int", "name": "string", "city": "string"},
+}
 
 
 def scenario(policy: str, steps: list[dict], subscribers=("s1", "s2", "s3"), articles=(CUSTOMERS,)) -> dict:
-    return {"publication": "sales", "policy": policy, "articles": list(articles),
-            "subscribers": list(subscribers), "steps": steps}
+    return {
+        "publication": "sales",
+        "policy": policy,
+        "articles": list(articles),
+        "subscribers": list(subscribers),
+        "steps": steps,
+    }
 
 
 def row(cid: int, city: str, version: str | None = None) -> dict:

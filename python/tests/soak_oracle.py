@@ -55,8 +55,10 @@ class Loss:
     why: str
 
     def __str__(self) -> str:
-        return (f"LOST job write {self.article}[{self.key}] = {self.value!r}: written in snapshot {self.written_in}, "
-                f"last seen in {self.last_seen_in}, replaced in {self.replaced_in} by {self.replaced_by}: {self.why}")
+        return (
+            f"LOST job write {self.article}[{self.key}] = {self.value!r}: written in snapshot {self.written_in}, "
+            f"last seen in {self.last_seen_in}, replaced in {self.replaced_in} by {self.replaced_by}: {self.why}"
+        )
 
 
 @dataclass
@@ -69,14 +71,23 @@ class Verdict:
     by_conflict: int = 0
 
     def summary(self) -> dict[str, int]:
-        return {"present": self.present, "replaced_by_a_later_job_write": self.by_job,
-                "replaced_by_a_change_that_saw_it": self.by_seen_command,
-                "replaced_by_a_hand_resolution_that_saw_it": self.by_resolve,
-                "replaced_with_a_logged_conflict": self.by_conflict, "lost": len(self.losses)}
+        return {
+            "present": self.present,
+            "replaced_by_a_later_job_write": self.by_job,
+            "replaced_by_a_change_that_saw_it": self.by_seen_command,
+            "replaced_by_a_hand_resolution_that_saw_it": self.by_resolve,
+            "replaced_with_a_logged_conflict": self.by_conflict,
+            "lost": len(self.losses),
+        }
 
 
-def check(history: dict[str, list[tuple[int, State]]], job_writes: list[tuple[str, Any, Any]],
-          commands: dict[Any, dict], resolves: dict[Any, str], conflicts: dict[str, dict]) -> Verdict:
+def check(
+    history: dict[str, list[tuple[int, State]]],
+    job_writes: list[tuple[str, Any, Any]],
+    commands: dict[Any, dict],
+    resolves: dict[Any, str],
+    conflicts: dict[str, dict],
+) -> Verdict:
     verdict = Verdict(losses=[])
     job_values = {(article, key): set() for article, key, _ in job_writes}
     for article, key, value in job_writes:
@@ -85,8 +96,18 @@ def check(history: dict[str, list[tuple[int, State]]], job_writes: list[tuple[st
         states = history.get(article, [])
         seen = [i for i, (_, rows) in enumerate(states) if key in rows and rows[key][0] == value]
         if not seen:
-            verdict.losses.append(Loss(article, key, value, None, None, None, None,
-                                       "the committed write is in no snapshot of the table's history"))
+            verdict.losses.append(
+                Loss(
+                    article,
+                    key,
+                    value,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "the committed write is in no snapshot of the table's history",
+                )
+            )
             continue
         first, last = seen[0], seen[-1]
         if last == len(states) - 1:
@@ -111,34 +132,58 @@ def check(history: dict[str, list[tuple[int, State]]], job_writes: list[tuple[st
         conflict_id = resolves.get(new_version)
         if conflict_id is not None:
             c = conflicts.get(conflict_id, {})
-            if (c.get("article"), c.get("key")) == (article, key) and c.get("publisher_value") == value \
-                    and c.get("publisher_version") in carried:
+            if (
+                (c.get("article"), c.get("key")) == (article, key)
+                and c.get("publisher_value") == value
+                and c.get("publisher_version") in carried
+            ):
                 verdict.by_resolve += 1
                 continue
-            verdict.losses.append(_why(loss, f"written by the hand resolution of conflict {conflict_id}, which "
-                                             f"compared against {c.get('publisher_value')!r} "
-                                             f"(version {c.get('publisher_version')}), not this write"))
+            verdict.losses.append(
+                _why(
+                    loss,
+                    f"written by the hand resolution of conflict {conflict_id}, which "
+                    f"compared against {c.get('publisher_value')!r} "
+                    f"(version {c.get('publisher_version')}), not this write",
+                )
+            )
             continue
         # the conflict's own command need not be the one whose row the snapshot shows: a batch
         # folds every command of a row into one write, the first may have met W and a later
         # one (a conflict with the first's row, or none) leaves the row
-        logged = [cid for cid, c in conflicts.items() if (c["article"], c["key"]) == (article, key)
-                  and c["publisher_value"] == value and c["publisher_version"] in carried
-                  and c.get("winner", "subscriber") == "subscriber"]
+        logged = [
+            cid
+            for cid, c in conflicts.items()
+            if (c["article"], c["key"]) == (article, key)
+            and c["publisher_value"] == value
+            and c["publisher_version"] in carried
+            and c.get("winner", "subscriber") == "subscriber"
+        ]
         if logged:
             verdict.by_conflict += 1
             continue
         if command is not None:
-            verdict.losses.append(_why(loss, f"written by {command['tran_id']}, whose before image held "
-                                             f"{command['old_value']!r} at version {command['old_version']} "
-                                             f"(this write's row carried {sorted(map(str, carried))}), "
-                                             "and no conflict names this write"))
+            verdict.losses.append(
+                _why(
+                    loss,
+                    f"written by {command['tran_id']}, whose before image held "
+                    f"{command['old_value']!r} at version {command['old_version']} "
+                    f"(this write's row carried {sorted(map(str, carried))}), "
+                    "and no conflict names this write",
+                )
+            )
         else:
-            verdict.losses.append(_why(loss, "written by no known writer (no job write, command or hand "
-                                             "resolution gave that value and version), and no conflict"))
+            verdict.losses.append(
+                _why(
+                    loss,
+                    "written by no known writer (no job write, command or hand "
+                    "resolution gave that value and version), and no conflict",
+                )
+            )
     return verdict
 
 
 def _why(loss: Loss, why: str) -> Loss:
-    return Loss(loss.article, loss.key, loss.value, loss.written_in, loss.last_seen_in, loss.replaced_in,
-                loss.replaced_by, why)
+    return Loss(
+        loss.article, loss.key, loss.value, loss.written_in, loss.last_seen_in, loss.replaced_in, loss.replaced_by, why
+    )

@@ -163,21 +163,21 @@ def read_viewer(index: pathlib.Path) -> tuple[list[dict[str, Any]], list[dict[st
     meta = json.loads(embedded_text(page, "qrepl-meta"))
     encoded = json.loads(embedded_text(page, "qrepl-groups"))
     fields = meta["group_fields"]
-    groups = [{**{f: encoded["values"][f][codes[i]] for i, f in enumerate(fields)}, "count": codes[-1]}
-              for codes in encoded["groups"]]
+    groups = [
+        {**{f: encoded["values"][f][codes[i]] for i, f in enumerate(fields)}, "count": codes[-1]}
+        for codes in encoded["groups"]
+    ]
     chunks = [json.loads(embedded_text(page))]
     for n in range(1, meta["chunks"]):
         text = (index.parent / meta["data_dir"] / f"chunk-{n}.js").read_text(encoding="utf-8")
         assert text.startswith("qreplChunk(") and text.endswith(");\n")
-        chunks.append(json.loads(text[len("qreplChunk("):-3]))
+        chunks.append(json.loads(text[len("qreplChunk(") : -3]))
     assert [c["chunk"] for c in chunks] == list(range(len(chunks)))
     rows = [dict(zip(meta["row_fields"], values, strict=True)) for c in chunks for values in c["rows"]]
     conflicts, at = [], 0
     for g in groups:
-        for row in rows[at:at + g["count"]]:
+        for row in rows[at : at + g["count"]]:
             conflicts.append({**{f: g[f] for f in fields}, **row})
         at += g["count"]
     assert at == len(rows) == meta["total"]
     return groups, conflicts
-
-

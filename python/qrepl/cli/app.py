@@ -53,7 +53,7 @@ def group_options_first(args: list[str]) -> list[str]:
         if arg.startswith("--schema="):
             front.append(arg)
         elif arg == "--schema" and i + 1 < len(args):
-            front += args[i:i + 2]
+            front += args[i : i + 2]
             i += 1
         else:
             rest.append(arg)
@@ -62,8 +62,14 @@ def group_options_first(args: list[str]) -> list[str]:
 
 
 @click.group(cls=QreplGroup)
-@click.option("--schema", envvar="QREPL_SCHEMA", default="qrepl", show_default=True, metavar="SCHEMA",
-              help="Publisher schema every command works on (env QREPL_SCHEMA); may follow the command.")
+@click.option(
+    "--schema",
+    envvar="QREPL_SCHEMA",
+    default="qrepl",
+    show_default=True,
+    metavar="SCHEMA",
+    help="Publisher schema every command works on (env QREPL_SCHEMA); may follow the command.",
+)
 @click.option("--debug", is_flag=True, help="On error, show the whole error with its traceback.")
 def main(schema: str, debug: bool) -> None:
     """qrepl: queued updating subscriptions (SQL Server) on dbt + Spark + Iceberg.
@@ -82,8 +88,22 @@ def main(schema: str, debug: bool) -> None:
     """
 
 
-for command in (demo, run, conflicts, viewer, replay, whatif, dbt, enqueue, unlock, distribute, publication,
-                subscription, maintain, status):
+for command in (
+    demo,
+    run,
+    conflicts,
+    viewer,
+    replay,
+    whatif,
+    dbt,
+    enqueue,
+    unlock,
+    distribute,
+    publication,
+    subscription,
+    maintain,
+    status,
+):
     main.add_command(command)
 
 

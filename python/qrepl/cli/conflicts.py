@@ -17,24 +17,44 @@ from .format import conflict_detail
 
 TIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
 # The flags that were verbs before `qrepl conflicts` had them, and the verb each is now.
-OLD_FLAGS = {"show_id": ("--show", "show CONFLICT_ID"), "log_file": ("--log", "log FILE"),
-             "remove_ids": ("--remove", "remove CONFLICT_ID..."),
-             "resolve_id": ("--resolve", "resolve CONFLICT_ID --keep subscriber|publisher")}
+OLD_FLAGS = {
+    "show_id": ("--show", "show CONFLICT_ID"),
+    "log_file": ("--log", "log FILE"),
+    "remove_ids": ("--remove", "remove CONFLICT_ID..."),
+    "resolve_id": ("--resolve", "resolve CONFLICT_ID --keep subscriber|publisher"),
+}
 
 
 def _filters(command):
     """The options that select conflicts (`qrepl conflicts`, `list` and `log`)."""
-    for option in reversed([
-        click.option("--publication", default=None, help="Only this publication."),
-        click.option("--article", default=None, help="Only this article."),
-        click.option("--subscriber", default=None, help="Only this subscriber."),
-        click.option("--type", "conflict_type", default=None,
-                     type=click.Choice(sorted(CONFLICT_CODES)), help="Only this conflict type."),
-        click.option("--since", type=click.DateTime(TIME_FORMATS), default=None, metavar="TIME",
-                     help="Only conflicts detected at or after this UTC time (YYYY-MM-DD or 'YYYY-MM-DD HH:MM[:SS]')."),
-        click.option("--until", type=click.DateTime(TIME_FORMATS), default=None, metavar="TIME",
-                     help="Only conflicts detected before this UTC time."),
-    ]):
+    for option in reversed(
+        [
+            click.option("--publication", default=None, help="Only this publication."),
+            click.option("--article", default=None, help="Only this article."),
+            click.option("--subscriber", default=None, help="Only this subscriber."),
+            click.option(
+                "--type",
+                "conflict_type",
+                default=None,
+                type=click.Choice(sorted(CONFLICT_CODES)),
+                help="Only this conflict type.",
+            ),
+            click.option(
+                "--since",
+                type=click.DateTime(TIME_FORMATS),
+                default=None,
+                metavar="TIME",
+                help="Only conflicts detected at or after this UTC time (YYYY-MM-DD or 'YYYY-MM-DD HH:MM[:SS]').",
+            ),
+            click.option(
+                "--until",
+                type=click.DateTime(TIME_FORMATS),
+                default=None,
+                metavar="TIME",
+                help="Only conflicts detected before this UTC time.",
+            ),
+        ]
+    ):
         command = option(command)
     return command
 
@@ -44,19 +64,48 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON obj
 
 @click.group(invoke_without_command=True)
 @_filters
-@click.option("--show", "show_id", default=None, metavar="CONFLICT_ID",
-              help="Deprecated: `qrepl conflicts show CONFLICT_ID`.")
+@click.option(
+    "--show", "show_id", default=None, metavar="CONFLICT_ID", help="Deprecated: `qrepl conflicts show CONFLICT_ID`."
+)
 @JSON_OPTION
-@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Deprecated: `qrepl conflicts log FILE`.")
-@click.option("--remove", "remove_ids", multiple=True, metavar="CONFLICT_ID",
-              help="Deprecated: `qrepl conflicts remove CONFLICT_ID...`.")
-@click.option("--resolve", "resolve_id", default=None, metavar="CONFLICT_ID",
-              help="Deprecated: `qrepl conflicts resolve CONFLICT_ID --keep subscriber|publisher`.")
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Deprecated: `qrepl conflicts log FILE`.",
+)
+@click.option(
+    "--remove",
+    "remove_ids",
+    multiple=True,
+    metavar="CONFLICT_ID",
+    help="Deprecated: `qrepl conflicts remove CONFLICT_ID...`.",
+)
+@click.option(
+    "--resolve",
+    "resolve_id",
+    default=None,
+    metavar="CONFLICT_ID",
+    help="Deprecated: `qrepl conflicts resolve CONFLICT_ID --keep subscriber|publisher`.",
+)
 @click.option("--keep", type=click.Choice(["subscriber", "publisher"]), default=None, help="With --resolve.")
 @click.pass_context
-def conflicts(ctx, publication, article, subscriber, conflict_type, since, until, show_id, as_json, log_file,
-              remove_ids, resolve_id, keep) -> None:
+def conflicts(
+    ctx,
+    publication,
+    article,
+    subscriber,
+    conflict_type,
+    since,
+    until,
+    show_id,
+    as_json,
+    log_file,
+    remove_ids,
+    resolve_id,
+    keep,
+) -> None:
     """List conflicts, show one side by side, write them to a file, resolve one by hand, or
     remove reviewed ones from the lists. Without a verb, lists them (as `list` does).
 
@@ -68,17 +117,24 @@ def conflicts(ctx, publication, article, subscriber, conflict_type, since, until
       qrepl conflicts resolve 4d7db36187336aca5b0cef2066ce8ec3 --keep subscriber --schema qrepl_demo
       qrepl conflicts remove 4d7db36187336aca5b0cef2066ce8ec3 --schema qrepl_demo
     """
-    given = [p for p in ctx.command.params
-             if ctx.get_parameter_source(p.name) is click.core.ParameterSource.COMMANDLINE]
+    given = [
+        p for p in ctx.command.params if ctx.get_parameter_source(p.name) is click.core.ParameterSource.COMMANDLINE
+    ]
     if ctx.invoked_subcommand is not None:
         if given:
-            raise click.UsageError(f"{', '.join(p.opts[0] for p in given)}: give the options after the verb "
-                                   f"(qrepl conflicts {ctx.invoked_subcommand} ...)")
+            raise click.UsageError(
+                f"{', '.join(p.opts[0] for p in given)}: give the options after the verb "
+                f"(qrepl conflicts {ctx.invoked_subcommand} ...)"
+            )
         return
     old = [OLD_FLAGS[p.name] for p in given if p.name in OLD_FLAGS]
     if old:
-        click.echo("qrepl: " + "; ".join(f"`qrepl conflicts {flag}` is deprecated, use `qrepl conflicts {verb}`"
-                                         for flag, verb in old) + " (the flags go in the next release)", err=True)
+        click.echo(
+            "qrepl: "
+            + "; ".join(f"`qrepl conflicts {flag}` is deprecated, use `qrepl conflicts {verb}`" for flag, verb in old)
+            + " (the flags go in the next release)",
+            err=True,
+        )
     if (resolve_id is None) != (keep is None):
         raise click.UsageError("--resolve CONFLICT_ID and --keep subscriber|publisher go together")
     if resolve_id:
@@ -137,9 +193,13 @@ def conflicts_log(file, publication, article, subscriber, conflict_type, since, 
 
 @conflicts.command("resolve")
 @click.argument("conflict_id")
-@click.option("--keep", type=click.Choice(["subscriber", "publisher"]), required=True,
-              help="subscriber writes the losing subscriber row to the publisher (a new version, only if the row "
-                   "is unchanged since the conflict); publisher closes it.")
+@click.option(
+    "--keep",
+    type=click.Choice(["subscriber", "publisher"]),
+    required=True,
+    help="subscriber writes the losing subscriber row to the publisher (a new version, only if the row "
+    "is unchanged since the conflict); publisher closes it.",
+)
 def conflicts_resolve(conflict_id, keep) -> None:
     """Resolve a conflict by hand. Resolving twice changes nothing. See docs/conflicts.md.
 
@@ -164,8 +224,9 @@ def conflicts_remove(conflict_ids) -> None:
     _remove(conflict_ids)
 
 
-def _selected(publication=None, article=None, subscriber=None, conflict_type=None, since=None, until=None,
-              show_id=None) -> list[dict]:
+def _selected(
+    publication=None, article=None, subscriber=None, conflict_type=None, since=None, until=None, show_id=None
+) -> list[dict]:
     """The conflicts the options select; with show_id, that one (a ClickException if there is none)."""
     rows = list_conflicts(current_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
     if show_id and not rows:
@@ -182,8 +243,10 @@ def _print(rows: list[dict], as_json: bool, detail: bool) -> None:
         else:
             review = c.get("review")
             resolved = f" resolved=keep-{review['keep']} by {review['resolved_by']}" if review else ""
-            echo(f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
-                 f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}{resolved}")
+            echo(
+                f"{c['detected_at']}  {c['conflict_id']}  {c['conflict_type']:<15} {c['article']} {c['row_key']} "
+                f"subscriber={c['subscriber']} tran={c['tran_id']} winner={c['winner']}{resolved}"
+            )
     if not as_json and not detail:
         echo(f"{len(rows)} conflict(s)" + ("; details: qrepl conflicts show CONFLICT_ID" if rows else ""))
 
@@ -194,8 +257,10 @@ def _write_log(path: Path, rows: list[dict]) -> None:
 
 def _resolve(conflict_id: str, keep: str) -> None:
     review = resolve_conflict(current_schema(), conflict_id, keep)
-    echo(f"conflict {conflict_id}: keep {review['keep']}: {review['outcome']} "
-         f"(by {review['resolved_by']} at {review['resolved_at']})")
+    echo(
+        f"conflict {conflict_id}: keep {review['keep']}: {review['outcome']} "
+        f"(by {review['resolved_by']} at {review['resolved_at']})"
+    )
 
 
 def _remove(conflict_ids: tuple[str, ...]) -> None:
@@ -206,8 +271,13 @@ def _remove(conflict_ids: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True,
-              help="Folder for index.html (and, past 500 conflicts, its viewer-data-* folder).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder for index.html (and, past 500 conflicts, its viewer-data-* folder).",
+)
 def viewer(out_dir) -> None:
     """Write the static HTML conflict viewer (filters, side-by-side rows, charts).
     A large log's rows are side files next to index.html: keep the folder together.

@@ -20,8 +20,10 @@ def distribute() -> None:
       qrepl distribute --schema qrepl_demo
     """
     report = do_distribute(current_schema(), progress=echo)  # one progress line per subscriber
-    echo(f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
-          f"of {len(report)} subscriber(s)")
+    echo(
+        f"delivered to {sum(1 for c in report.values() if c['rows_delivered'] or c['conflicts'])} "
+        f"of {len(report)} subscriber(s)"
+    )
 
 
 @click.command()

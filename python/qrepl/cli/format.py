@@ -15,8 +15,11 @@ def conflict_detail(c: dict) -> list[str]:
     cells = [("", "column", left, right)]
     for col in columns:
         pv = "(absent)" if publisher is None else cell(publisher.get(col))
-        sv = ("(deleted)" if c["conflict_type"].startswith("delete") else "(absent)") if subscriber is None \
+        sv = (
+            ("(deleted)" if c["conflict_type"].startswith("delete") else "(absent)")
+            if subscriber is None
             else cell(subscriber.get(col))
+        )
         cells.append(("*" if pv != sv else "", col, pv, sv))
     if not columns:
         cells.append(("*", "(row)", "(absent)", "(absent)"))
@@ -30,9 +33,12 @@ def conflict_detail(c: dict) -> list[str]:
         f"subscriber wrote {c['new_version'] or '(a delete)'}",
     ]
     review = c.get("review")
-    lines.append(f"  resolved: keep {review['keep']}: {review['outcome']} (by {review['resolved_by']} at "
-                 f"{review['resolved_at']})" if review else
-                 f"  not resolved: qrepl conflicts resolve {c['conflict_id']} --keep subscriber|publisher")
+    lines.append(
+        f"  resolved: keep {review['keep']}: {review['outcome']} (by {review['resolved_by']} at "
+        f"{review['resolved_at']})"
+        if review
+        else f"  not resolved: qrepl conflicts resolve {c['conflict_id']} --keep subscriber|publisher"
+    )
     lines.append("")
     for row in cells:
         lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
@@ -54,27 +60,46 @@ def status_lines(report: dict) -> list[str]:
     lines = [f"publication {pub.name}: policy {pub.policy}, articles {', '.join(a.name for a in pub.articles)}"]
     for s in report["subscriptions"]:
         per_article = ", ".join(f"{a}: {n}" for a, n in s["conflicts"].items())
-        lines.append(f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}  "
-                     f"queued commands {s['queued_commands']}  conflicts {per_article or 0}")
+        lines.append(
+            f"  {s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}  "
+            f"queued commands {s['queued_commands']}  conflicts {per_article or 0}"
+        )
         imm = s.get("immediate")
         if imm and imm["last_fallback_at"] and s["current_mode"] == "queued":
-            lines.append(f"  {'':<12} fell back to queued automatically at {imm['last_fallback_at']} (publisher "
-                         f"unreachable); after a run: qrepl subscription set-mode {s['subscriber']} immediate")
+            lines.append(
+                f"  {'':<12} fell back to queued automatically at {imm['last_fallback_at']} (publisher "
+                f"unreachable); after a run: qrepl subscription set-mode {s['subscriber']} immediate"
+            )
         if imm and imm["transactions"]:
-            lines.append(f"  {'':<12} immediate transactions {imm['transactions']}, rejected {imm['rejected']} "
-                         f"({imm['rejected_rate']:.0%})"
-                         + (f", last at {imm['last_rejected_at']}" if imm["last_rejected_at"] else ""))
+            lines.append(
+                f"  {'':<12} immediate transactions {imm['transactions']}, rejected {imm['rejected']} "
+                f"({imm['rejected_rate']:.0%})"
+                + (f", last at {imm['last_rejected_at']}" if imm["last_rejected_at"] else "")
+            )
     h = report["last_run"]
     if h is not None:
         kept = h.get("publisher_rows_kept") or 0
-        lines.append(f"last run: batch {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
-                     f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
-                     + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else ""))
+        lines.append(
+            f"last run: batch {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
+            f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
+            + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else "")
+        )
     for r in report.get("identity_ranges", []):
-        lines.append(f"identity {r['article']}: {r['owner']} range {r['range_start']}..{r['range_end']}, "
-                     f"{r['left']} value(s) left" + ("" if r["left"] else "; used up: run `" + (
-                         f"qrepl publication range --article {r['article']}" if r["owner"] == "publisher"
-                         else f"qrepl subscription range {r['owner']} --article {r['article']}") + "`"))
+        lines.append(
+            f"identity {r['article']}: {r['owner']} range {r['range_start']}..{r['range_end']}, "
+            f"{r['left']} value(s) left"
+            + (
+                ""
+                if r["left"]
+                else "; used up: run `"
+                + (
+                    f"qrepl publication range --article {r['article']}"
+                    if r["owner"] == "publisher"
+                    else f"qrepl subscription range {r['owner']} --article {r['article']}"
+                )
+                + "`"
+            )
+        )
     holder = report["run_lock"]
     if holder is not None:
         lines.append(f"run lock: held by {holder.holder} since {holder.acquired_at} ({holder.lease_text()})")

@@ -54,9 +54,14 @@ def publication_range(article) -> None:
 
 
 @publication.command("describe")
-@click.option("--table", "table", required=True, metavar="SCHEMA.TABLE",
-              help="An existing Iceberg table to publish in place (outside the publication's schema "
-                   "--schema, the declaration names it with table:).")
+@click.option(
+    "--table",
+    "table",
+    required=True,
+    metavar="SCHEMA.TABLE",
+    help="An existing Iceberg table to publish in place (outside the publication's schema "
+    "--schema, the declaration names it with table:).",
+)
 @click.option("--key", "key", required=True, metavar="COL[,COL...]", help="Its key column(s).")
 def publication_describe(table, key) -> None:
     """Write the article declaration of an existing table from its own schema (YAML, to paste

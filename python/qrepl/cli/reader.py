@@ -13,8 +13,14 @@ from .context import current_schema, echo
 
 
 @click.command()
-@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
-              help="If another queue reader holds the run lock, wait up to SECONDS for it (default: fail at once).")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="SECONDS",
+    help="If another queue reader holds the run lock, wait up to SECONDS for it (default: fail at once).",
+)
 def run(wait_seconds: float) -> None:
     """Run the queue reader once (dbt run on the embedded Spark).
 
@@ -29,8 +35,10 @@ def run(wait_seconds: float) -> None:
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
     h = run_reader(current_schema(), echo=echo, wait_seconds=wait_seconds)
-    echo(f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
-          f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined")
+    echo(
+        f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
+        f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
+    )
     if h["stamped_rows"]:
         echo(f"publisher's trigger: {h['stamped_rows']} row(s) written without a new version were stamped first")
 
@@ -68,8 +76,10 @@ def enqueue(file, subscriber) -> None:
     report = enqueue_file(current_schema(), subscriber, file, progress=echo)
     for problem in report.problems or []:
         click.echo(f"rejected {problem}", err=True)
-    echo(f"enqueued {report.transactions} transactions ({report.commands} commands); "
-          f"{report.rejected_records} record(s) rejected to enqueue_rejects")
+    echo(
+        f"enqueued {report.transactions} transactions ({report.commands} commands); "
+        f"{report.rejected_records} record(s) rejected to enqueue_rejects"
+    )
 
 
 @click.command()
@@ -91,5 +101,8 @@ def unlock(force: bool) -> None:
       qrepl unlock --schema qrepl_demo
     """
     holder = remove_lock(current_schema(), force=force, echo=echo)
-    echo("no run lock held" if holder is None else
-          f"removed the run lock held by {holder.holder} since {holder.acquired_at}")
+    echo(
+        "no run lock held"
+        if holder is None
+        else f"removed the run lock held by {holder.holder} since {holder.acquired_at}"
+    )

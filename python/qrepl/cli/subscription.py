@@ -26,9 +26,15 @@ def subscription() -> None:
 
 @subscription.command("add")
 @click.argument("subscriber")
-@click.option("--mode", "update_mode", default="queued", show_default=True, metavar="MODE",
-              help="Update mode: queued, immediate, failover, queued_failover or read_only "
-                   "(SQL Server's 'queued tran', 'sync tran', 'queued failover', 'read only' too).")
+@click.option(
+    "--mode",
+    "update_mode",
+    default="queued",
+    show_default=True,
+    metavar="MODE",
+    help="Update mode: queued, immediate, failover, queued_failover or read_only "
+    "(SQL Server's 'queued tran', 'sync tran', 'queued failover', 'read only' too).",
+)
 def subscription_add(subscriber, update_mode) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
     finishes a subscription whose snapshot was never completed. See docs/update-modes.md
@@ -82,8 +88,10 @@ def subscription_list() -> None:
       qrepl subscription list --schema qrepl_demo
     """
     for s in list_subscriptions(current_schema()):
-        echo(f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}"
-              + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else ""))
+        echo(
+            f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}"
+            + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else "")
+        )
 
 
 @subscription.command("drop")
@@ -114,5 +122,7 @@ def subscription_range(subscriber, article) -> None:
     Example:
       qrepl subscription range north --article orders
     """
-    for name, start, end in assign_identity_range(current_schema(), check_identifier(subscriber, "subscriber"), article):
+    for name, start, end in assign_identity_range(
+        current_schema(), check_identifier(subscriber, "subscriber"), article
+    ):
         echo(f"{subscriber}: identity range {start}..{end} of {name}")

@@ -46,11 +46,19 @@ def replay(scenarios, out_dir, policy, reference) -> None:
 
 
 @click.command()
-@click.option("--policy", "policies", multiple=True, metavar="POLICY",
-              help="A policy to compare with the publication's own (repeatable; also 'pub wins', ...). "
-                   "Default: all three.")
-@click.option("--batches", default=None, metavar="N..M",
-              help="Batches to replay (default: all finished ones); 'N' alone is N..newest.")
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    metavar="POLICY",
+    help="A policy to compare with the publication's own (repeatable; also 'pub wins', ...). Default: all three.",
+)
+@click.option(
+    "--batches",
+    default=None,
+    metavar="N..M",
+    help="Batches to replay (default: all finished ones); 'N' alone is N..newest.",
+)
 @click.option("--reference", is_flag=True, help="Replay on the sequential reference instead of Spark + dbt.")
 def whatif(policies, batches, reference) -> None:
     """Replay the transactions of past batches under other policies, side by side.

@@ -30,9 +30,14 @@ def next_identity(rng: tuple[int, int], used: Iterable[Any]) -> int | None:
 def range_refusal(owner: str, article: Article, rng: tuple[int, int] | None) -> str:
     """The line a capture gets when its identity range is used up or missing: what to run."""
     who = "the publisher" if owner == PUBLISHER_RANGE_OWNER else f"subscriber {owner}"
-    fix = ("qrepl publication range --article " + article.name if owner == PUBLISHER_RANGE_OWNER
-           else f"qrepl subscription range {owner} --article {article.name}")
+    fix = (
+        "qrepl publication range --article " + article.name
+        if owner == PUBLISHER_RANGE_OWNER
+        else f"qrepl subscription range {owner} --article {article.name}"
+    )
     if rng is None:
         return f"{who} has no identity range for {article.name}.{article.identity}: run `{fix}` to assign one"
-    return (f"{who} has used its identity range {rng[0]}..{rng[1]} of {article.name}.{article.identity}: "
-            f"run `{fix}` to assign the next range")
+    return (
+        f"{who} has used its identity range {rng[0]}..{rng[1]} of {article.name}.{article.identity}: "
+        f"run `{fix}` to assign the next range"
+    )

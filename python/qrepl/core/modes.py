@@ -45,30 +45,41 @@ def initial_current_mode(update_mode: str) -> str:
 def capture_refusal(subscriber: str, current_mode: str, status: str = "active") -> str | None:
     """Why a subscription may not capture changes (None when it may)."""
     if status == REINITIALIZING:
-        return (f"subscriber {subscriber} is being reinitialized: capture again once "
-                f"`qrepl subscription reinit {subscriber}` has finished")
+        return (
+            f"subscriber {subscriber} is being reinitialized: capture again once "
+            f"`qrepl subscription reinit {subscriber}` has finished"
+        )
     if current_mode == "read_only":
-        return (f"subscriber {subscriber} is read only: its replica cannot be changed "
-                f"(subscribe it with --mode queued or immediate to capture changes)")
+        return (
+            f"subscriber {subscriber} is read only: its replica cannot be changed "
+            f"(subscribe it with --mode queued or immediate to capture changes)"
+        )
     return None
 
 
-def switch_refusal(subscriber: str, update_mode: str, target: str, pending_commands: int,
-                   reader_ran_since_init: bool) -> str | None:
+def switch_refusal(
+    subscriber: str, update_mode: str, target: str, pending_commands: int, reader_ran_since_init: bool
+) -> str | None:
     """Why `set-mode subscriber target` is refused (None when allowed). Only failover
     subscriptions switch; to immediate only once the queue reader has applied every queued
     command of the subscriber and has run at least once since its initialization."""
     if target not in CURRENT_MODES:
         return f"unknown mode {target!r}: a failover subscription switches to queued or immediate"
     if update_mode not in ("failover", "queued_failover"):
-        return (f"subscriber {subscriber} has update mode {update_mode}: only failover and "
-                f"queued_failover subscriptions switch between queued and immediate")
+        return (
+            f"subscriber {subscriber} has update mode {update_mode}: only failover and "
+            f"queued_failover subscriptions switch between queued and immediate"
+        )
     if target == "immediate" and pending_commands:
-        return (f"subscriber {subscriber} still has {pending_commands} queued command(s) the queue "
-                f"reader has not applied: run the queue reader (qrepl run), then switch to immediate")
+        return (
+            f"subscriber {subscriber} still has {pending_commands} queued command(s) the queue "
+            f"reader has not applied: run the queue reader (qrepl run), then switch to immediate"
+        )
     if target == "immediate" and not reader_ran_since_init:
-        return (f"the queue reader has not run since subscriber {subscriber} was initialized: "
-                f"run it once (qrepl run), then switch to immediate")
+        return (
+            f"the queue reader has not run since subscriber {subscriber} was initialized: "
+            f"run it once (qrepl run), then switch to immediate"
+        )
     return None
 
 
@@ -85,11 +96,15 @@ class ConflictError(RuntimeError):
 
 def conflict_message(subscriber: str, tran_id: str, rows: list[dict]) -> str:
     """First line: the rejection; then one block per row, like `qrepl conflicts show`."""
-    lines = [f"immediate transaction {tran_id} of subscriber {subscriber} rejected: {len(rows)} row(s) "
-             f"do not match between publisher and subscriber; nothing was changed at either side"]
+    lines = [
+        f"immediate transaction {tran_id} of subscriber {subscriber} rejected: {len(rows)} row(s) "
+        f"do not match between publisher and subscriber; nothing was changed at either side"
+    ]
     for r in rows:
-        lines.append(f"  {r['conflict_type']} (code {CONFLICT_CODES[r['conflict_type']]}) on {r['article']} "
-                     f"{r['row_key']}: {CONFLICT_REASONS[r['conflict_type']]}")
+        lines.append(
+            f"  {r['conflict_type']} (code {CONFLICT_CODES[r['conflict_type']]}) on {r['article']} "
+            f"{r['row_key']}: {CONFLICT_REASONS[r['conflict_type']]}"
+        )
         publisher, subscriber_row = r.get("publisher_row"), r.get("subscriber_row")
         lines.append(f"    publisher:  {dumps(publisher) if publisher is not None else '(absent)'}")
         deleted = "(deleted)" if r["conflict_type"].startswith("delete") else "(absent)"

@@ -53,9 +53,7 @@ class Publication:
             "policy": self.policy,
             "conflict_retention_days": self.conflict_retention_days,
             "centralized_conflicts": self.centralized_conflicts,
-            "articles": [
-                _article_dict(a) for a in self.articles
-            ],
+            "articles": [_article_dict(a) for a in self.articles],
         }
 
 
@@ -71,8 +69,9 @@ def _article_dict(a: Article) -> dict[str, Any]:
     return out
 
 
-def _generated_columns(raw: dict, aname: str, columns: dict[str, str],
-                       key: list[str]) -> tuple[str | None, int, str | None]:
+def _generated_columns(
+    raw: dict, aname: str, columns: dict[str, str], key: list[str]
+) -> tuple[str | None, int, str | None]:
     """An article's identity column (a bigint the publisher assigns, from ranges per owner) and
     stamped column (a timestamp the publisher sets at commit), validated (docs/spec.md §3)."""
     identity, stamped = raw.get("identity"), raw.get("stamped")
@@ -85,8 +84,9 @@ def _generated_columns(raw: dict, aname: str, columns: dict[str, str],
     if "identity_range" in raw and identity is None:
         raise ConfigError(f"article {aname}: identity_range needs an identity column")
     if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_IDENTITY_RANGE:
-        raise ConfigError(f"article {aname}: identity_range must be a whole number from 1 to {MAX_IDENTITY_RANGE}, "
-                          f"got {size!r}")
+        raise ConfigError(
+            f"article {aname}: identity_range must be a whole number from 1 to {MAX_IDENTITY_RANGE}, got {size!r}"
+        )
     if stamped is not None:
         if stamped not in columns:
             raise ConfigError(f"article {aname}: stamped column {stamped!r} is not among its columns")
@@ -121,8 +121,10 @@ def publication_from_dict(data: Any) -> Publication:
             raise ConfigError("each article must be a mapping with name, key and columns")
         aname = check_identifier(raw.get("name"), "article")
         if aname.lower() in QREPL_TABLES and not raw.get("table"):
-            raise ConfigError(f"article {aname}: {aname} is a table qrepl keeps in the publisher's schema; "
-                              f"name the article otherwise, or give its table with `table:`")
+            raise ConfigError(
+                f"article {aname}: {aname} is a table qrepl keeps in the publisher's schema; "
+                f"name the article otherwise, or give its table with `table:`"
+            )
         if aname.lower() in seen:
             raise ConfigError(f"article {aname} is declared twice")
         seen.add(aname.lower())
@@ -146,8 +148,10 @@ def publication_from_dict(data: Any) -> Publication:
             if k not in columns:
                 raise ConfigError(f"article {aname}: key column {k!r} is not among its columns")
             if columns[k] not in KEY_TYPES and not DECIMAL_TYPE.match(columns[k]):
-                raise ConfigError(f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
-                                  f"or decimal(p,s), not {columns[k]}")
+                raise ConfigError(
+                    f"article {aname}: key column {k} must be of type {', '.join(KEY_TYPES)} "
+                    f"or decimal(p,s), not {columns[k]}"
+                )
         identity, size, stamped = _generated_columns(raw, aname, columns, key)
         table = check_article_table(raw.get("table"), aname)
         articles.append(Article(aname, tuple(key), columns, table, identity, size, stamped))
@@ -167,11 +171,15 @@ def check_article_table(table: Any, article: str) -> str | None:
         return None
     parts = table.split(".") if isinstance(table, str) else []
     if not 1 <= len(parts) <= 2 or not all(isinstance(p, str) and IDENTIFIER.fullmatch(p) for p in parts):
-        raise ConfigError(f"article {article}: invalid table {table!r}: must be SCHEMA.TABLE or TABLE, each "
-                          f"matching ^[A-Za-z_][A-Za-z0-9_]*$")
+        raise ConfigError(
+            f"article {article}: invalid table {table!r}: must be SCHEMA.TABLE or TABLE, each "
+            f"matching ^[A-Za-z_][A-Za-z0-9_]*$"
+        )
     if len(parts) == 1 and parts[0].lower() in QREPL_TABLES:
-        raise ConfigError(f"article {article}: table {table} is a table qrepl keeps in the publisher's schema; "
-                          f"publish a table of your own")
+        raise ConfigError(
+            f"article {article}: table {table} is a table qrepl keeps in the publisher's schema; "
+            f"publish a table of your own"
+        )
     return table
 
 
@@ -185,6 +193,8 @@ def qrepl_table_refusal(article: str, table: str, schema: str) -> str | None:
     if where == own and name.lower() in QREPL_TABLES:
         return f"article {article}: table {table} is a table qrepl keeps in the publisher's schema; publish a table of your own"
     if where.startswith(own + "__") or where == own + "_whatif":
-        return (f"article {article}: table {table} is in schema {where}, which qrepl keeps for a subscriber's "
-                f"replica or what-if; publish a table of your own")
+        return (
+            f"article {article}: table {table} is in schema {where}, which qrepl keeps for a subscriber's "
+            f"replica or what-if; publish a table of your own"
+        )
     return None

@@ -51,8 +51,7 @@ def row_content(article: Article, row: Row) -> Row:
     return {c: "NaN" if isinstance(v, float) and math.isnan(v) else v for c, v in content.items()}
 
 
-def judge_seen(article: Article, op: str, current: Row | None, old_version: str | None,
-               seen: Row | None) -> str | None:
+def judge_seen(article: Article, op: str, current: Row | None, old_version: str | None, seen: Row | None) -> str | None:
     """`judge`, with the row as the evidence (docs/spec.md §10): when the command carries the
     row the subscriber saw (its before image), a publisher row whose content differs from it
     has been written since, whatever its version says (a writer that kept the version)."""
@@ -64,8 +63,21 @@ def judge_seen(article: Article, op: str, current: Row | None, old_version: str 
     return None
 
 
-QUEUE_COLUMNS = ("subscriber", "generation", "tran_id", "tran_seq", "command_seq", "article", "op", "row_key",
-                 "old_version", "new_version", "new_row", "old_row", "enqueued_at")
+QUEUE_COLUMNS = (
+    "subscriber",
+    "generation",
+    "tran_id",
+    "tran_seq",
+    "command_seq",
+    "article",
+    "op",
+    "row_key",
+    "old_version",
+    "new_version",
+    "new_row",
+    "old_row",
+    "enqueued_at",
+)
 
 
 def staged_queue_row(row: Row) -> Row:
@@ -91,8 +103,10 @@ def processing_order(transactions: dict[tuple, list[Row]], queue_orders: dict[tu
        transaction before its earlier one;
     3. then subscriber, tran_seq and tran_id, so every order is total.
     Returns (transaction key, commands) pairs."""
-    firsts = {t: (queue_orders.get(t, 0), min(c["enqueued_at"] for c in cmds), min(c["tran_seq"] for c in cmds))
-              for t, cmds in transactions.items()}
+    firsts = {
+        t: (queue_orders.get(t, 0), min(c["enqueued_at"] for c in cmds), min(c["tran_seq"] for c in cmds))
+        for t, cmds in transactions.items()
+    }
     clock: dict[tuple, Any] = {}
     latest: dict[tuple, Any] = {}
     for t in sorted(firsts, key=lambda t: (firsts[t][0], t[0], firsts[t][2], t[1])):
@@ -107,6 +121,7 @@ def processing_order(transactions: dict[tuple, list[Row]], queue_orders: dict[tu
 class BatchFacts:
     """Counts over a batch's new rows that the checks need: the distinct command_seqs of each
     transaction, and how often each command identity and each new_version occurs."""
+
     command_seqs: dict[tuple, set]
     same_command: Counter
     same_new_version: Counter
@@ -189,10 +204,10 @@ class ReferenceReader:
         """The owner's next range of the article's identity: above every range assigned before
         and every value the publisher holds."""
         a = self.article(article_name)
-        highest = max((r[a.identity] for r in self.publisher[a.name].values() if r[a.identity] is not None),
-                      default=None)
-        rng = next_range([(s, e) for art, _, s, e in self.identity_ranges if art == a.name], highest,
-                         a.identity_range)
+        highest = max(
+            (r[a.identity] for r in self.publisher[a.name].values() if r[a.identity] is not None), default=None
+        )
+        rng = next_range([(s, e) for art, _, s, e in self.identity_ranges if art == a.name], highest, a.identity_range)
         self.identity_ranges.append((a.name, owner, *rng))
         return rng
 
@@ -260,8 +275,13 @@ class ReferenceReader:
         else:
             self.put_row(article, image)
 
-    def run_with_outside_writes(self, batch_time: datetime, before: list[tuple[str, str, Row]],
-                                during: list[tuple[str, str, Row]], after: list[tuple[str, str, Row]]) -> int:
+    def run_with_outside_writes(
+        self,
+        batch_time: datetime,
+        before: list[tuple[str, str, Row]],
+        during: list[tuple[str, str, Row]],
+        after: list[tuple[str, str, Row]],
+    ) -> int:
         """A run beside a writer that knows nothing of qrepl (docs/spec.md §10): its writes
         committed before the run's trigger examined the table are changes before the batch;
         those committed after the trigger and before the run's MERGE count as made right after
@@ -291,8 +311,12 @@ class ReferenceReader:
         if subscriber in self.subscriptions:
             return
         self.subscriptions[subscriber] = Subscription(
-            subscriber, self.publication.name, generation=generation, update_mode=mode,
-            current_mode=initial_current_mode(mode))
+            subscriber,
+            self.publication.name,
+            generation=generation,
+            update_mode=mode,
+            current_mode=initial_current_mode(mode),
+        )
         for a in self.publication.articles:
             if a.identity:
                 self.assign_range(subscriber, a.name)
@@ -320,8 +344,9 @@ class ReferenceReader:
         """Switch a failover subscription between queued and immediate (sp_setreplfailovermode)."""
         sub = self.subscriptions[subscriber]
         target = mode.strip().lower() if isinstance(mode, str) else mode
-        why = switch_refusal(subscriber, sub.update_mode, target, self.pending_commands(subscriber),
-                             sub.reader_ran_since_init)
+        why = switch_refusal(
+            subscriber, sub.update_mode, target, self.pending_commands(subscriber), sub.reader_ran_since_init
+        )
         if why:
             raise ConfigError(why)
         sub.current_mode = target
@@ -370,18 +395,28 @@ class ReferenceReader:
                 seen = parse_json_object(cmd["old_row"]) if cmd.get("old_row") else None
             kind = judge_seen(article, cmd["op"], current, cmd.get("old_version"), seen)
             if kind:
-                found.append({
-                    "subscriber": subscriber, "tran_id": tran_id, "article": article.name,
-                    "row_key": cmd["row_key"], "command_seq": seq, "conflict_type": kind,
-                    "reason_text": CONFLICT_REASONS[kind], "publisher_row": current, "subscriber_row": image,
-                    "publisher_version": current["msrepl_tran_version"] if current else None,
-                    "old_version": cmd.get("old_version"), "new_version": cmd.get("new_version"),
-                    "rejected_at": at,
-                })
+                found.append(
+                    {
+                        "subscriber": subscriber,
+                        "tran_id": tran_id,
+                        "article": article.name,
+                        "row_key": cmd["row_key"],
+                        "command_seq": seq,
+                        "conflict_type": kind,
+                        "reason_text": CONFLICT_REASONS[kind],
+                        "publisher_row": current,
+                        "subscriber_row": image,
+                        "publisher_version": current["msrepl_tran_version"] if current else None,
+                        "old_version": cmd.get("old_version"),
+                        "new_version": cmd.get("new_version"),
+                        "rejected_at": at,
+                    }
+                )
             overlay[where] = image
         outcome = "rejected" if found else "applied"
-        self.immediate_outcomes.append({"subscriber": subscriber, "tran_id": tran_id, "outcome": outcome,
-                                        "rows": len(overlay), "decided_at": at})
+        self.immediate_outcomes.append(
+            {"subscriber": subscriber, "tran_id": tran_id, "outcome": outcome, "rows": len(overlay), "decided_at": at}
+        )
         if found:
             self.immediate_rejections.extend(found)
             raise ConflictError(subscriber, tran_id, found)
@@ -424,9 +459,14 @@ class ReferenceReader:
             return "oversize row"
         if isinstance(row.get("row_key"), str) and len(row["row_key"].encode("utf-8")) > MAX_KEY_BYTES:
             return "oversize key"
-        for bad_op, field_name, present in (("I", "old_version", True), ("I", "new_version", False),
-                                            ("U", "old_version", False), ("U", "new_version", False),
-                                            ("D", "old_version", False), ("D", "new_version", True)):
+        for bad_op, field_name, present in (
+            ("I", "old_version", True),
+            ("I", "new_version", False),
+            ("U", "old_version", False),
+            ("U", "new_version", False),
+            ("D", "old_version", False),
+            ("D", "new_version", True),
+        ):
             if op == bad_op and (row.get(field_name) is not None) == present:
                 return f"{op} {'with' if present else 'without'} {field_name}"
         if any(v is not None and not UUID_TEXT.match(v) for v in (old_v, new_v)):
@@ -466,8 +506,11 @@ class ReferenceReader:
             return "duplicate command"
         if new_v is not None:
             current = self.publisher[article.name].get(row_key)
-            if (batch.same_new_version[new_v] > 1 or new_v in self.used_versions
-                    or (current is not None and current["msrepl_tran_version"] == new_v)):
+            if (
+                batch.same_new_version[new_v] > 1
+                or new_v in self.used_versions
+                or (current is not None and current["msrepl_tran_version"] == new_v)
+            ):
                 return "reused new_version"
         return None
 
@@ -479,9 +522,7 @@ class ReferenceReader:
         queue_orders = self._queue_orders()
         batch = BatchFacts.of(new_rows)
         reasons = [self._reject_reason(r, batch) for r in new_rows]
-        bad_transactions = {
-            (r.get("subscriber"), r.get("tran_id")) for r, why in zip(new_rows, reasons) if why
-        }
+        bad_transactions = {(r.get("subscriber"), r.get("tran_id")) for r, why in zip(new_rows, reasons) if why}
         transactions: dict[tuple[str, str], list[Row]] = {}
         for row, why in zip(new_rows, reasons):
             tkey = (row.get("subscriber"), row.get("tran_id"))
@@ -510,16 +551,18 @@ class ReferenceReader:
         for sub in self.subscriptions.values():
             sub.reader_ran_since_init = True
         finished = batch_time
-        self.history.append({
-            "batch_id": batch_id,
-            "started_at": started,
-            "finished_at": finished,
-            "status": "succeeded",
-            "transactions_processed": counts["transactions"],
-            "commands_processed": counts["commands"],
-            "conflicts": sum(1 for c in self.conflicts if c["batch_id"] == batch_id),
-            "rejected": counts["rejected"] + counts["rejected_reinit"],
-        })
+        self.history.append(
+            {
+                "batch_id": batch_id,
+                "started_at": started,
+                "finished_at": finished,
+                "status": "succeeded",
+                "transactions_processed": counts["transactions"],
+                "commands_processed": counts["commands"],
+                "conflicts": sum(1 for c in self.conflicts if c["batch_id"] == batch_id),
+                "rejected": counts["rejected"] + counts["rejected_reinit"],
+            }
+        )
         return batch_id
 
     def append_queue(self, rows: list[Row]) -> None:
@@ -591,27 +634,29 @@ class ReferenceReader:
             return self._outcome(sub_name, tran_id, batch_id, "applied")
         winner = "subscriber" if policy == "subscriber_wins" else "publisher"
         for cmd, kind, current, image in found:
-            self.conflicts.append({
-                "conflict_id": conflict_id(sub_name, tran_id, cmd["command_seq"], batch_id),
-                "batch_id": batch_id,
-                "publication": self.publication.name,
-                "article": cmd["article"],
-                "row_key": cmd["row_key"],
-                "subscriber": sub_name,
-                "tran_id": tran_id,
-                "command_seq": cmd["command_seq"],
-                "conflict_type": kind,
-                "conflict_type_code": CONFLICT_CODES[kind],
-                "reason_text": CONFLICT_REASONS[kind],
-                "policy": policy,
-                "winner": winner,
-                "publisher_row": current,
-                "subscriber_row": image,
-                "publisher_version": current["msrepl_tran_version"] if current else None,
-                "old_version": cmd["old_version"],
-                "new_version": cmd["new_version"],
-                "detected_at": batch_time,
-            })
+            self.conflicts.append(
+                {
+                    "conflict_id": conflict_id(sub_name, tran_id, cmd["command_seq"], batch_id),
+                    "batch_id": batch_id,
+                    "publication": self.publication.name,
+                    "article": cmd["article"],
+                    "row_key": cmd["row_key"],
+                    "subscriber": sub_name,
+                    "tran_id": tran_id,
+                    "command_seq": cmd["command_seq"],
+                    "conflict_type": kind,
+                    "conflict_type_code": CONFLICT_CODES[kind],
+                    "reason_text": CONFLICT_REASONS[kind],
+                    "policy": policy,
+                    "winner": winner,
+                    "publisher_row": current,
+                    "subscriber_row": image,
+                    "publisher_version": current["msrepl_tran_version"] if current else None,
+                    "old_version": cmd["old_version"],
+                    "new_version": cmd["new_version"],
+                    "detected_at": batch_time,
+                }
+            )
         if policy == "subscriber_wins":
             self._apply(overlay)
             return self._outcome(sub_name, tran_id, batch_id, "applied_with_conflicts")
@@ -623,16 +668,18 @@ class ReferenceReader:
         for article_name, row_key in touched:
             current = self.publisher[article_name].get(row_key)
             comp_seq[sub_name] += 1
-            self.compensating_commands.append({
-                "subscriber": sub_name,
-                "tran_id": tran_id,
-                "article": article_name,
-                "row_key": row_key,
-                "op": "upsert" if current else "delete",
-                "row": current,
-                "batch_id": batch_id,
-                "seq": comp_seq[sub_name],
-            })
+            self.compensating_commands.append(
+                {
+                    "subscriber": sub_name,
+                    "tran_id": tran_id,
+                    "article": article_name,
+                    "row_key": row_key,
+                    "op": "upsert" if current else "delete",
+                    "row": current,
+                    "batch_id": batch_id,
+                    "seq": comp_seq[sub_name],
+                }
+            )
         return self._outcome(sub_name, tran_id, batch_id, "rejected")
 
     def _apply(self, overlay: dict[tuple[str, str], Row | None]) -> None:
@@ -643,13 +690,15 @@ class ReferenceReader:
                 self.publisher[article_name][row_key] = image
 
     def _outcome(self, sub_name: str, tran_id: str, batch_id: int, outcome: str) -> str:
-        self.transaction_outcomes.append({
-            "subscriber": sub_name,
-            "tran_id": tran_id,
-            "batch_id": batch_id,
-            "outcome": outcome,
-            "policy": self.publication.policy,
-        })
+        self.transaction_outcomes.append(
+            {
+                "subscriber": sub_name,
+                "tran_id": tran_id,
+                "batch_id": batch_id,
+                "outcome": outcome,
+                "policy": self.publication.policy,
+            }
+        )
         return outcome
 
     def deliver_conflicts(self, subscriber: str) -> None:
@@ -670,7 +719,10 @@ class ReferenceReader:
             cutoff = now - timedelta(days=days)
 
             def undelivered(c: Row) -> bool:
-                return (not self.publication.centralized_conflicts and c["subscriber"] in self.subscriptions
-                        and c["batch_id"] > self.conflict_marks.get(c["subscriber"], 0))
+                return (
+                    not self.publication.centralized_conflicts
+                    and c["subscriber"] in self.subscriptions
+                    and c["batch_id"] > self.conflict_marks.get(c["subscriber"], 0)
+                )
 
             self.conflicts = [c for c in self.conflicts if c["detected_at"] >= cutoff or undelivered(c)]

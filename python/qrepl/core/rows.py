@@ -10,7 +10,16 @@ from typing import Any
 
 from . import non_finite
 from .publication import Article
-from .values import TIMESTAMP_TYPES, binary_value, coerce_json_value, decimal_text, fit_hint, jackson_text, timestamp_value
+from .values import (
+    TIMESTAMP_TYPES,
+    binary_value,
+    coerce_json_value,
+    decimal_text,
+    fit_hint,
+    jackson_text,
+    timestamp_value,
+)
+
 
 def canonical_key(article: Article, row: dict[str, Any]) -> str | None:
     """Canonical text of a row's key: compact JSON of the key columns in key order.

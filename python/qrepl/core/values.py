@@ -21,8 +21,20 @@ from .vocabulary import ConfigError
 # Key columns: any supported type but float, double and binary; a decimal key is written in the
 # canonical key as a JSON number, as Spark's to_json writes it.
 KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean", "date", "timestamp", "timestamp_ntz")
-SCALAR_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "float", "double", "boolean", "date",
-                "timestamp", "timestamp_ntz", "binary")
+SCALAR_TYPES = (
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "string",
+    "float",
+    "double",
+    "boolean",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "binary",
+)
 TIMESTAMP_TYPES = ("timestamp", "timestamp_ntz")
 INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 DECIMAL_TYPE = re.compile(r"^decimal\((\d+),\s*(\d+)\)\Z")
@@ -39,8 +51,10 @@ DATE_TEXT = re.compile(r"^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # for a `timestamp` (an instant) a zone: `Z` or an offset of at most 18:00 (Java's ZoneOffset
 # range); a `timestamp_ntz` (a wall-clock reading) takes no zone at all. Digits are ASCII only.
 # The dbt macro `_timestamp_pattern` spells the same patterns.
-_WALL_CLOCK = (r"(?!0000)([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
-               r"(?:\.([0-9]{1,6}))?")
+_WALL_CLOCK = (
+    r"(?!0000)([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])"
+    r"(?:\.([0-9]{1,6}))?"
+)
 TIMESTAMP_TEXT = re.compile(_WALL_CLOCK + r"(Z|[+-](?:(?:0[0-9]|1[0-7]):[0-5][0-9]|18:00))\Z")
 TIMESTAMP_NTZ_TEXT = re.compile(_WALL_CLOCK + r"\Z")
 # A binary value's text: standard base64 (RFC 4648 alphabet A-Z a-z 0-9 + /), padded with '=' to
@@ -146,8 +160,11 @@ def timestamp_value(value: Any, type_name: str) -> datetime | None:
         if ntz:
             return wall
         zone = m.group(8)
-        offset = timedelta(0) if zone == "Z" else (1 if zone[0] == "+" else -1) * timedelta(
-            hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        offset = (
+            timedelta(0)
+            if zone == "Z"
+            else (1 if zone[0] == "+" else -1) * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        )
         return (wall - offset).replace(tzinfo=timezone.utc)  # OverflowError: beyond 0001..9999 in UTC
     except (ValueError, OverflowError):
         return None
@@ -278,8 +295,9 @@ def parse_json_object(text: Any) -> dict | None:
     if not isinstance(text, str):
         return None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_fields,
-                           parse_float=Decimal)
+        value = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_fields, parse_float=Decimal
+        )
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -342,7 +360,7 @@ def fit_hint(type_name: str) -> str:
     refusal's one line; empty for other types."""
     return {
         "timestamp": " (an instant: ISO-8601 with Z or an offset of at most 18:00, at most 6 fractional digits, "
-                     "years 0001..9999 in UTC; never truncated)",
+        "years 0001..9999 in UTC; never truncated)",
         "timestamp_ntz": " (a wall-clock value: ISO-8601 without zone or offset, at most 6 fractional digits)",
         "binary": " (padded standard base64, alphabet A-Z a-z 0-9 + /)",
     }.get(type_name, "")

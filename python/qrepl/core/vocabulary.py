@@ -29,8 +29,7 @@ CONFLICT_CODES = {
 
 # One sentence per conflict type; the dbt macro `conflict_reason_text` spells the same text.
 CONFLICT_REASONS = {
-    "update_update": "The row was changed at the publisher or by another subscriber "
-    "since the subscriber read it.",
+    "update_update": "The row was changed at the publisher or by another subscriber since the subscriber read it.",
     "update_missing": "The subscriber updated a row that no longer exists at the publisher.",
     "delete_update": "The subscriber deleted a row that was changed elsewhere.",
     "delete_missing": "The subscriber deleted a row that was already deleted elsewhere.",
@@ -80,11 +79,33 @@ REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 
 # Column names the queue reader's own models use next to the article columns: an article column
 # of one of these names (or starting with qrepl_) would collide in the MERGE and the row images.
-RESERVED_COLUMNS = frozenset({
-    "msrepl_tran_version", "row", "row_key", "row_json", "typed_row", "typed_key", "change_op", "op",
-    "batch_id", "subscriber", "generation", "tran_id", "tran_seq", "tran_pos", "command_seq", "article",
-    "old_version", "new_version", "new_row", "old_row", "enqueued_at", "reject_reason", "batched_at",
-})
+RESERVED_COLUMNS = frozenset(
+    {
+        "msrepl_tran_version",
+        "row",
+        "row_key",
+        "row_json",
+        "typed_row",
+        "typed_key",
+        "change_op",
+        "op",
+        "batch_id",
+        "subscriber",
+        "generation",
+        "tran_id",
+        "tran_seq",
+        "tran_pos",
+        "command_seq",
+        "article",
+        "old_version",
+        "new_version",
+        "new_row",
+        "old_row",
+        "enqueued_at",
+        "reject_reason",
+        "batched_at",
+    }
+)
 
 
 # The tables qrepl itself keeps in the publisher's schema: the Python layer's
@@ -92,21 +113,49 @@ RESERVED_COLUMNS = frozenset({
 # not be one of them (by its name, or a `table:` in that schema): publishing `subscriptions`
 # would hand the queue reader's own state to subscribers. unit/test_article_table.py holds
 # this list equal to the tables qrepl really makes.
-QREPL_TABLES = frozenset({
-    # Python layer (storage/tables.py)
-    "replication_queue", "subscriptions", "subscription_tombstones", "qrepl_publication", "qrepl_articles",
-    "immediate_transactions", "immediate_rejections", "identity_ranges", "subscription_deliveries",
-    "snapshot_pins", "compensation_deliveries", "conflict_deliveries", "enqueue_rejects",
-    # made by macros
-    "publisher_stamps", "conflict_reviews", "qrepl_run_lock",
-    # dbt models
-    "stg_publication", "stg_replication_queue", "stg_subscriptions", "int_batch_subscriptions",
-    "int_batch_commands", "int_batch_transactions", "int_queued_commands_sequenced", "int_transaction_rows",
-    "int_resolution_passes", "int_resolution_folded", "int_transactions_resolved", "int_queued_commands_judged",
-    "transaction_outcomes", "publisher_changes",
-    "conflicts", "compensating_commands", "reinit_requests", "queue_rejects", "batch_applied",
-    "queue_reader_history",
-})
+QREPL_TABLES = frozenset(
+    {
+        # Python layer (storage/tables.py)
+        "replication_queue",
+        "subscriptions",
+        "subscription_tombstones",
+        "qrepl_publication",
+        "qrepl_articles",
+        "immediate_transactions",
+        "immediate_rejections",
+        "identity_ranges",
+        "subscription_deliveries",
+        "snapshot_pins",
+        "compensation_deliveries",
+        "conflict_deliveries",
+        "enqueue_rejects",
+        # made by macros
+        "publisher_stamps",
+        "conflict_reviews",
+        "qrepl_run_lock",
+        # dbt models
+        "stg_publication",
+        "stg_replication_queue",
+        "stg_subscriptions",
+        "int_batch_subscriptions",
+        "int_batch_commands",
+        "int_batch_transactions",
+        "int_queued_commands_sequenced",
+        "int_transaction_rows",
+        "int_resolution_passes",
+        "int_resolution_folded",
+        "int_transactions_resolved",
+        "int_queued_commands_judged",
+        "transaction_outcomes",
+        "publisher_changes",
+        "conflicts",
+        "compensating_commands",
+        "reinit_requests",
+        "queue_rejects",
+        "batch_applied",
+        "queue_reader_history",
+    }
+)
 
 
 class ConfigError(ValueError):

@@ -52,9 +52,11 @@ class Transaction:
                 raise ConfigError(f"{article.name}.{col} is an identity column: an update cannot change it")
             return new_row
         if new_row.get(col) is not None:
-            raise ConfigError(f"{article.name}.{col} is an identity column: leave it out of the insert, "
-                              f"qrepl gives it from the {'publisher' if self.mode == 'immediate' else 'subscriber'}'s "
-                              f"identity range")
+            raise ConfigError(
+                f"{article.name}.{col} is an identity column: leave it out of the insert, "
+                f"qrepl gives it from the {'publisher' if self.mode == 'immediate' else 'subscriber'}'s "
+                f"identity range"
+            )
         wh = self.sub.warehouse
         taken = self.identities.setdefault(article.name, [])
         if self.mode == "immediate":
@@ -69,8 +71,9 @@ class Transaction:
             return self.pending[(article, key)]
         return self.sub.replica.row(article, key_values)
 
-    def _command(self, article_name: str, op: str, key_values: dict, new_row: dict | None,
-                 given: Iterable[str] | None = None) -> str | None:
+    def _command(
+        self, article_name: str, op: str, key_values: dict, new_row: dict | None, given: Iterable[str] | None = None
+    ) -> str | None:
         """One command; `given`: the columns the caller gave (None: all), whose values must fit
         their columns. A value an update carries from the row unchanged (a NaN a job wrote at
         the publisher, say) is the row's, not the caller's: it is written as it is."""
@@ -87,23 +90,32 @@ class Transaction:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
             raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
-        refusal = None if new_row is None else value_refusal(
-            article, new_row if given is None else {c: new_row[c] for c in given if c in new_row})
+        refusal = (
+            None
+            if new_row is None
+            else value_refusal(article, new_row if given is None else {c: new_row[c] for c in given if c in new_row})
+        )
         if refusal:
             raise ConfigError(refusal)
         version = new_version() if op != "D" else None
         image = None
         if new_row is not None:
             image = normalize_row(article, {**new_row, "msrepl_tran_version": version})
-        self.commands.append({
-            "article": article.name, "op": op, "row_key": key,
-            "old_version": current["msrepl_tran_version"] if current else None,
-            "new_version": version,
-            "new_row": dumps({c: image[c] for c in article.columns}) if image else None,
-            # the before image in the canonical form of every row image (a replica row's binary
-            # and timestamp values as text), so it compares with the publisher's row exactly
-            "old_row": dumps({c: seen[c] for c in article.columns}) if (seen := normalize_row(article, current)) else None,
-        })
+        self.commands.append(
+            {
+                "article": article.name,
+                "op": op,
+                "row_key": key,
+                "old_version": current["msrepl_tran_version"] if current else None,
+                "new_version": version,
+                "new_row": dumps({c: image[c] for c in article.columns}) if image else None,
+                # the before image in the canonical form of every row image (a replica row's binary
+                # and timestamp values as text), so it compares with the publisher's row exactly
+                "old_row": dumps({c: seen[c] for c in article.columns})
+                if (seen := normalize_row(article, current))
+                else None,
+            }
+        )
         self.pending[(article.name, key)] = image
         self.images.append(image)
         return version
@@ -169,8 +181,18 @@ class Subscriber:
                 record_outcome(self.warehouse, self.name, tran_id, "fallback", len(tran.pending), now)
                 queued = True
         if queued:
-            rows = [{**c, "subscriber": self.name, "generation": sub["generation"], "tran_id": tran_id,
-                     "tran_seq": seq, "command_seq": i, "enqueued_at": now} for i, c in enumerate(tran.commands, 1)]
+            rows = [
+                {
+                    **c,
+                    "subscriber": self.name,
+                    "generation": sub["generation"],
+                    "tran_id": tran_id,
+                    "tran_seq": seq,
+                    "command_seq": i,
+                    "enqueued_at": now,
+                }
+                for i, c in enumerate(tran.commands, 1)
+            ]
             # the queue append is the commit point; the replica follows it
             self.warehouse.append_queue(rows)
             point = "capture.replica"
@@ -179,8 +201,9 @@ class Subscriber:
         if queued:
             self._undo_if_reinitialized(replica, tran, tran_id, sub["generation"])
 
-    def _undo_if_reinitialized(self, replica: ReplicaWarehouse, tran: Transaction, tran_id: str,
-                               generation: int) -> None:
+    def _undo_if_reinitialized(
+        self, replica: ReplicaWarehouse, tran: Transaction, tran_id: str, generation: int
+    ) -> None:
         """A reinitialization that moved the generation after this transaction read it (it
         moves it before replacing the replica) makes the queued transaction rejected_reinit,
         and its replica write may have landed in the new replica: put the publisher's rows
@@ -193,13 +216,14 @@ class Subscriber:
         for article in self.warehouse.require_publication().articles:
             keys = [key for name, key in tran.pending if name == article.name]
             if keys:
-                current = publisher_rows(self.warehouse, article,
-                                        [json.loads(k, parse_float=Decimal) for k in keys])
+                current = publisher_rows(self.warehouse, article, [json.loads(k, parse_float=Decimal) for k in keys])
                 rows.update({(article.name, k): current.get(k) for k in keys})
         write_replica(replica, rows, "capture.undo")
-        raise ConfigError(f"subscriber {self.name} was reinitialized during transaction {tran_id}: it will be "
-                          f"rejected_reinit (generation {generation} < {now['generation']}) and the replica "
-                          f"holds the publisher's rows again; capture it again")
+        raise ConfigError(
+            f"subscriber {self.name} was reinitialized during transaction {tran_id}: it will be "
+            f"rejected_reinit (generation {generation} < {now['generation']}) and the replica "
+            f"holds the publisher's rows again; capture it again"
+        )
 
 
 def stamp_rows(wh, tran: Transaction, now: datetime) -> None:
@@ -220,7 +244,11 @@ def stamp_rows(wh, tran: Transaction, now: datetime) -> None:
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:
     """A transaction's final rows into the replica: one upsert and one delete MERGE per article."""
     for article in replica.require_publication().articles:
-        mine = [(json.loads(key, parse_float=Decimal), image) for (name, key), image in pending.items() if name == article.name]
+        mine = [
+            (json.loads(key, parse_float=Decimal), image)
+            for (name, key), image in pending.items()
+            if name == article.name
+        ]
         upserts = [image for _, image in mine if image is not None]
         deletes = [key for key, image in mine if image is None]
         if upserts:

@@ -22,17 +22,29 @@ from .viewer import GROUP_FIELDS, ROW_FIELDS, VIEWER_ORDER, write_viewer
 REMOVED = "removed"
 
 
-def list_conflicts(schema: str | None = None, article: str | None = None, subscriber: str | None = None,
-                   conflict_type: str | None = None, since: datetime | None = None, until: datetime | None = None,
-                   conflict_id: str | None = None, publication: str | None = None) -> list[dict]:
+def list_conflicts(
+    schema: str | None = None,
+    article: str | None = None,
+    subscriber: str | None = None,
+    conflict_type: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    conflict_id: str | None = None,
+    publication: str | None = None,
+) -> list[dict]:
     """Conflicts, oldest first; filters travel as DataFrame predicates, never as SQL text.
     `since` is inclusive and `until` exclusive, both compared with detected_at (UTC)."""
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
         return []
     df = listed_conflicts(wh)
-    for column, value in (("article", article), ("subscriber", subscriber), ("conflict_type", conflict_type),
-                          ("conflict_id", conflict_id), ("publication", publication)):
+    for column, value in (
+        ("article", article),
+        ("subscriber", subscriber),
+        ("conflict_type", conflict_type),
+        ("conflict_id", conflict_id),
+        ("publication", publication),
+    ):
         if value is not None:
             df = df.where(df[column] == value)
     if since is not None:
@@ -82,8 +94,10 @@ def _conflict_reviews(wh) -> dict[str, dict]:
     if not wh.exists("conflict_reviews"):
         return {}
     reviews = wh.spark.table(wh.table("conflict_reviews"))
-    return {r["conflict_id"]: {k: r[k] for k in ("keep", "outcome", "resolved_by", "resolved_at", "written_version")}
-            for r in reviews.where(reviews.outcome != REMOVED).collect()}
+    return {
+        r["conflict_id"]: {k: r[k] for k in ("keep", "outcome", "resolved_by", "resolved_at", "written_version")}
+        for r in reviews.where(reviews.outcome != REMOVED).collect()
+    }
 
 
 def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_by: str | None = None) -> dict:
@@ -92,8 +106,15 @@ def resolve_conflict(schema: str | None, conflict_id: str, keep: str, resolved_b
     qrepl_resolve_conflict does the work (the same as `dbt run-operation`); returns the review."""
     wh = warehouse(schema)
     user = resolved_by or os.environ.get("USER") or getpass.getuser()
-    dbt_invoke(["run-operation", "qrepl_resolve_conflict", "--args",
-                json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user})], wh.schema)
+    dbt_invoke(
+        [
+            "run-operation",
+            "qrepl_resolve_conflict",
+            "--args",
+            json.dumps({"conflict_id": conflict_id, "keep": keep, "resolved_by": user}),
+        ],
+        wh.schema,
+    )
     return _conflict_reviews(wh)[conflict_id]
 
 
@@ -108,8 +129,15 @@ def remove_conflicts(schema: str | None, conflict_ids: list[str], removed_by: st
             raise ConfigError(f"a conflict id is the 32 hex digits `qrepl conflicts` shows, got {conflict_id[:40]!r}")
     before = _removed_conflicts(wh).count()
     user = removed_by or os.environ.get("USER") or getpass.getuser()
-    dbt_invoke(["run-operation", "qrepl_remove_conflicts", "--args",
-                json.dumps({"conflict_ids": list(conflict_ids), "removed_by": user})], wh.schema)
+    dbt_invoke(
+        [
+            "run-operation",
+            "qrepl_remove_conflicts",
+            "--args",
+            json.dumps({"conflict_ids": list(conflict_ids), "removed_by": user}),
+        ],
+        wh.schema,
+    )
     return _removed_conflicts(wh).count() - before
 
 

@@ -38,9 +38,9 @@ from ..storage.open import warehouse
 from ..storage.warehouse import JSON_OPTIONS, Warehouse
 
 
-
-def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None,
-                     pending_keys) -> int:
+def _deliver_article(
+    wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None, pending_keys
+) -> int:
     """Merge into the replica the publisher's current row for every row changed between the
     two snapshots or named by a pending compensating command; returns the rows merged."""
     from pyspark.sql import functions as F
@@ -51,17 +51,27 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
     before = table_at(wh, article, since).select(*article.key, image.alias("before_image"))
     current = table_at(wh, article, now)
     after = current.select(*article.key, image.alias("after_image"))
-    changed = before.join(after, list(article.key), "full_outer") \
-        .where(~F.col("before_image").eqNullSafe(F.col("after_image"))).select(*article.key)
+    changed = (
+        before.join(after, list(article.key), "full_outer")
+        .where(~F.col("before_image").eqNullSafe(F.col("after_image")))
+        .select(*article.key)
+    )
     keys = changed.unionByName(pending_keys.select(*article.key)).distinct()
-    replica = wh.spark.table(f"{replica_schema(wh, subscriber)}.{article.name}") \
-        .select(*article.key, image.alias("replica_image"))
-    source = keys.join(current.withColumn("qrepl_present", F.lit(True)).withColumn("qrepl_image", image),
-                       list(article.key), "left") \
-        .join(replica, list(article.key), "left") \
-        .where(F.when(F.col("qrepl_present"), ~F.col("replica_image").eqNullSafe(F.col("qrepl_image")))
-               .otherwise(F.col("replica_image").isNotNull())) \
-        .drop("replica_image", "qrepl_image")  # rows the replica already holds as they are: nothing to send
+    replica = wh.spark.table(f"{replica_schema(wh, subscriber)}.{article.name}").select(
+        *article.key, image.alias("replica_image")
+    )
+    source = (
+        keys.join(
+            current.withColumn("qrepl_present", F.lit(True)).withColumn("qrepl_image", image), list(article.key), "left"
+        )
+        .join(replica, list(article.key), "left")
+        .where(
+            F.when(F.col("qrepl_present"), ~F.col("replica_image").eqNullSafe(F.col("qrepl_image"))).otherwise(
+                F.col("replica_image").isNotNull()
+            )
+        )
+        .drop("replica_image", "qrepl_image")
+    )  # rows the replica already holds as they are: nothing to send
     view = f"qrepl_delivery_{subscriber}_{article.name}"
     source.createOrReplaceTempView(view)
     count = source.count()
@@ -73,7 +83,8 @@ def _deliver_article(wh: Warehouse, subscriber: str, article_name: str, since: i
             f"when matched and s.qrepl_present is null then delete "
             f"when matched then update set {assignments} "
             f"when not matched and s.qrepl_present then insert ({', '.join(cols)}) "
-            f"values ({', '.join('s.' + c for c in cols)})")
+            f"values ({', '.join('s.' + c for c in cols)})"
+        )
         retry_on_commit_conflict(lambda: wh.spark.sql(statement))
     wh.spark.catalog.dropTempView(view)
     return count
@@ -84,8 +95,9 @@ class DistributionFailed(RuntimeError):
 
     def __init__(self, failed: dict[str, str], report: dict[str, dict]) -> None:
         reasons = "; ".join(f"{name}: {why}" for name, why in failed.items())
-        super().__init__(f"distribution failed for {len(failed)} of {len(report)} subscriber(s): "
-                         f"{', '.join(failed)} ({reasons})")
+        super().__init__(
+            f"distribution failed for {len(failed)} of {len(report)} subscriber(s): {', '.join(failed)} ({reasons})"
+        )
         self.failed, self.report = failed, report
 
 
@@ -139,8 +151,11 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
         now = wh.article_snapshot(article)
         if since == now and not counts["compensations"]:
             continue
-        keys = pending.where(pending.article == article.name) \
-            .select(F.from_json("row_key", article.key_ddl).alias("k")).select("k.*")
+        keys = (
+            pending.where(pending.article == article.name)
+            .select(F.from_json("row_key", article.key_ddl).alias("k"))
+            .select("k.*")
+        )
         counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
         snapshots[article.name] = now
     if snapshots:
@@ -148,8 +163,10 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
     mark_compensations_delivered(wh, pending)
     if not pub.centralized_conflicts:
         counts["conflicts"] = _deliver_conflicts(wh, name)
-    return (f"{counts['rows_delivered']} row(s) delivered ({counts['compensations']} compensating "
-            f"command(s)), {counts['conflicts']} conflict(s)")
+    return (
+        f"{counts['rows_delivered']} row(s) delivered ({counts['compensations']} compensating "
+        f"command(s)), {counts['conflicts']} conflict(s)"
+    )
 
 
 def deliver_conflicts(schema: str | None, subscriber: str) -> int:
@@ -181,7 +198,8 @@ def _deliver_conflicts(wh: Warehouse, subscriber: str) -> int:
     if count:
         conflicts.writeTo(target).append()
     spark.createDataFrame([(subscriber, newest)], CONFLICT_DELIVERIES_SCHEMA).writeTo(
-        wh.table("conflict_deliveries")).append()
+        wh.table("conflict_deliveries")
+    ).append()
     return count
 
 
@@ -201,8 +219,7 @@ def reinitialize(schema: str | None, subscriber: str, progress: Progress = lambd
     generation = sub["generation"]
     if sub["status"] != REINITIALIZING:
         generation += 1
-        wh.update_subscription(subscriber, REINITIALIZING, generation, sub["reinit_requested_at"],
-                               sub["reinit_reason"])
+        wh.update_subscription(subscriber, REINITIALIZING, generation, sub["reinit_requested_at"], sub["reinit_reason"])
     snapshot_replica(wh, subscriber, progress)
     wh.update_subscription(subscriber, "active", generation, None, None)
     return generation

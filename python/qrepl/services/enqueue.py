@@ -104,13 +104,18 @@ def _timestamps_as_text(df):
         if field.name in ("row", "key") and isinstance(field.dataType, StructType):
             for inner in field.dataType.fields:
                 if isinstance(inner.dataType, TimestampType):
-                    df = df.withColumn(field.name, F.col(field.name).withField(
-                        inner.name, F.date_format(F.col(field.name).getField(inner.name), TIMESTAMP_FORMAT)))
+                    df = df.withColumn(
+                        field.name,
+                        F.col(field.name).withField(
+                            inner.name, F.date_format(F.col(field.name).getField(inner.name), TIMESTAMP_FORMAT)
+                        ),
+                    )
     return df
 
 
-def check_record(pub: Publication, rec: dict[str, Any],
-                 ranges: dict[str, list[tuple[int, int]]] | None = None) -> str | None:
+def check_record(
+    pub: Publication, rec: dict[str, Any], ranges: dict[str, list[tuple[int, int]]] | None = None
+) -> str | None:
     """The reason a file record cannot be queued, or None. `ranges`: the subscriber's identity
     ranges per identity article: an insert's identity value must lie in one (docs/spec.md §3)."""
     article = pub.article(rec.get("article")) if isinstance(rec.get("article"), str) else None
@@ -125,12 +130,17 @@ def check_record(pub: Publication, rec: dict[str, Any],
     if not isinstance(image, dict):
         return "missing key" if op == "D" else "missing row"
     if canonical_key(article, image) is None:
-        unfit = [k for k in article.key if image.get(k) is not None
-                 and coerce_json_value(image[k], article.columns[k]) is None]
+        unfit = [
+            k
+            for k in article.key
+            if image.get(k) is not None and coerce_json_value(image[k], article.columns[k]) is None
+        ]
         if unfit and all(image.get(k) is not None for k in article.key):
             column = unfit[0]
-            return (f"key column {column} ({article.columns[column]}) does not fit: {image[column]!r}"
-                    f"{fit_hint(article.columns[column])}")
+            return (
+                f"key column {column} ({article.columns[column]}) does not fit: {image[column]!r}"
+                f"{fit_hint(article.columns[column])}"
+            )
         return f"missing key: {', '.join(article.key)} required"
     if op in ("U", "D") and not rec.get("old_version"):
         return f"op {op} needs old_version"
@@ -147,31 +157,46 @@ def check_record(pub: Publication, rec: dict[str, Any],
         missing = [c for c in article.columns if c not in image]
         # a record is the caller's input: a float or double must be finite, also as the text
         # "NaN" / "Infinity" the reader reads (a value the publisher can hold; docs/spec.md §3)
-        wrong = [c for c, t in article.columns.items() if c in image and (
-            not queued_value_ok(image[c], t) or (t in ("double", "float") and isinstance(image[c], str)))]
+        wrong = [
+            c
+            for c, t in article.columns.items()
+            if c in image
+            and (not queued_value_ok(image[c], t) or (t in ("double", "float") and isinstance(image[c], str)))
+        ]
         if extra:
             return f"unknown column(s) {', '.join(extra)}"
         if missing:
             return f"missing column(s) {', '.join(missing)} (I and U rows carry every column)"
         if wrong:
-            return f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}" + (
-                " (a decimal must fit its precision and scale exactly: never rounded)"
-                if any(article.columns[c].startswith("decimal") for c in wrong) else "") + (
-                " (a float or double must be a finite number: no NaN or Infinity)"
-                if any(article.columns[c] in ("double", "float") for c in wrong) else "") + "".join(
-                dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
+            return (
+                f"wrong value type for {', '.join(f'{c} ({article.columns[c]}: {image[c]!s:.60})' for c in wrong)}"
+                + (
+                    " (a decimal must fit its precision and scale exactly: never rounded)"
+                    if any(article.columns[c].startswith("decimal") for c in wrong)
+                    else ""
+                )
+                + (
+                    " (a float or double must be a finite number: no NaN or Infinity)"
+                    if any(article.columns[c] in ("double", "float") for c in wrong)
+                    else ""
+                )
+                + "".join(dict.fromkeys(fit_hint(article.columns[c]) for c in wrong))
+            )
     if op == "I" and article.identity and ranges is not None:
         value = coerce_json_value(image[article.identity], "bigint")
         mine = ranges.get(article.name, [])
         if value is None or not any(start <= value <= end for start, end in mine):
             held = ", ".join(f"{start}..{end}" for start, end in mine) or "none"
-            return (f"identity {article.identity} {image[article.identity]!r} is outside the subscriber's identity "
-                    f"range(s) of {article.name} ({held})")
+            return (
+                f"identity {article.identity} {image[article.identity]!r} is outside the subscriber's identity "
+                f"range(s) of {article.name} ({held})"
+            )
     return None
 
 
-def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Progress = print,
-                 chunk: int = 5000) -> EnqueueReport:
+def enqueue_file(
+    schema: str | None, subscriber: str, path: Path, progress: Progress = print, chunk: int = 5000
+) -> EnqueueReport:
     wh = warehouse(schema)
     pub = wh.require_publication()
     sub = wh.subscription(subscriber)
@@ -195,9 +220,13 @@ def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Prog
             transactions.setdefault(tran, []).append((where, rec))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     name = Path(path).name
-    commands = {tran_id: [_queue_row(pub, subscriber, sub["generation"], tran_id, None, seq, rec, now)
-                          for seq, (where, rec) in enumerate(records, 1)]
-                for tran_id, records in transactions.items()}
+    commands = {
+        tran_id: [
+            _queue_row(pub, subscriber, sub["generation"], tran_id, None, seq, rec, now)
+            for seq, (where, rec) in enumerate(records, 1)
+        ]
+        for tran_id, records in transactions.items()
+    }
     queued = _queued_content(wh, subscriber, list(transactions))
     tran_seq = wh.next_tran_seq(subscriber, count=max(len(transactions), 1)) - 1
     rows, rejects = [], []
@@ -208,7 +237,9 @@ def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Prog
                 report.already_queued += 1
                 continue
             reason = f"{name}:{records[0][0]}: tran_id {tran_id} is already queued with different commands"
-            report.problems.append(f"{path}:{records[0][0]}: tran_id {tran_id} is already queued with different commands")
+            report.problems.append(
+                f"{path}:{records[0][0]}: tran_id {tran_id} is already queued with different commands"
+            )
             bad.setdefault(tran_id, [])
             rejects += [{**r, "reason": reason} for r in commands[tran_id]]
             continue
@@ -221,12 +252,24 @@ def enqueue_file(schema: str | None, subscriber: str, path: Path, progress: Prog
                 rows.append(row)
     for tran_id, records in bad.items():
         for where, rec, reason in records:
-            rejects.append({"subscriber": subscriber, "generation": sub["generation"], "tran_id": tran_id,
-                            "tran_seq": None, "command_seq": None, "article": (rec or {}).get("article"),
-                            "op": (rec or {}).get("op"), "row_key": None,
-                            "old_version": (rec or {}).get("old_version"), "new_version": (rec or {}).get("new_version"),
-                            "new_row": dumps(rec) if rec else None, "old_row": None, "enqueued_at": now,
-                            "reason": f"{name}:{where}: {reason}"})
+            rejects.append(
+                {
+                    "subscriber": subscriber,
+                    "generation": sub["generation"],
+                    "tran_id": tran_id,
+                    "tran_seq": None,
+                    "command_seq": None,
+                    "article": (rec or {}).get("article"),
+                    "op": (rec or {}).get("op"),
+                    "row_key": None,
+                    "old_version": (rec or {}).get("old_version"),
+                    "new_version": (rec or {}).get("new_version"),
+                    "new_row": dumps(rec) if rec else None,
+                    "old_row": None,
+                    "enqueued_at": now,
+                    "reason": f"{name}:{where}: {reason}",
+                }
+            )
     for start in range(0, len(rows), chunk):
         progress(f"enqueueing commands {start + 1}..{min(start + chunk, len(rows))} of {len(rows)}")
     if report.already_queued:
@@ -279,17 +322,33 @@ def _queue_row(pub, subscriber, generation, tran_id, tran_seq, seq, rec, now) ->
         new_row = dumps({c: norm[c] for c in article.columns})
     version = None
     if op != "D":
-        version = rec.get("new_version") or str(uuid.uuid5(
-            _DERIVED_VERSIONS, "|".join([subscriber, tran_id, str(seq), canonical_key(article, image) or "", new_row])))
-    return {"subscriber": subscriber, "generation": generation, "tran_id": tran_id, "tran_seq": tran_seq,
-            "command_seq": seq, "article": article.name, "op": op, "row_key": canonical_key(article, image),
-            "old_version": rec.get("old_version") if op != "I" else None, "new_version": version,
-            "new_row": new_row, "old_row": None, "enqueued_at": now}
+        version = rec.get("new_version") or str(
+            uuid.uuid5(
+                _DERIVED_VERSIONS,
+                "|".join([subscriber, tran_id, str(seq), canonical_key(article, image) or "", new_row]),
+            )
+        )
+    return {
+        "subscriber": subscriber,
+        "generation": generation,
+        "tran_id": tran_id,
+        "tran_seq": tran_seq,
+        "command_seq": seq,
+        "article": article.name,
+        "op": op,
+        "row_key": canonical_key(article, image),
+        "old_version": rec.get("old_version") if op != "I" else None,
+        "new_version": version,
+        "new_row": new_row,
+        "old_row": None,
+        "enqueued_at": now,
+    }
 
 
 def _append_rejects(wh: Warehouse, rejects: list[dict], now: datetime) -> None:
     cols = [c.split()[0] for c in REJECTS_SCHEMA.split(", ")]
     df = wh.spark.createDataFrame(
-        [tuple({**r, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA)
+        [tuple({**r, "rejected_at": now}.get(c) for c in cols) for r in rejects], REJECTS_SCHEMA
+    )
     wh.create_own("enqueue_rejects")
     df.writeTo(wh.table("enqueue_rejects")).append()

@@ -19,8 +19,11 @@ def assign_identity_range(schema: str | None, owner: str, article: str | None = 
         raise ConfigError(f"no subscription for subscriber {owner}")
     chosen = [a for a in pub.articles if a.identity and (article is None or a.name == article)]
     if not chosen:
-        raise ConfigError(f"article {article} has no identity column" if article
-                          else f"publication {pub.name} has no article with an identity column")
+        raise ConfigError(
+            f"article {article} has no identity column"
+            if article
+            else f"publication {pub.name} has no article with an identity column"
+        )
     return [(a.name, *assign_range(wh, owner, a)) for a in chosen]
 
 
@@ -40,6 +43,13 @@ def identity_ranges(schema: str | None) -> list[dict]:
             table = wh.article_table(a) if owner == PUBLISHER_RANGE_OWNER else f"{wh.schema}__{owner}.{a.name}"
             held = highest_value(wh, table, a, rng) if wh.spark.catalog.tableExists(table) else None
             highest = max([v for v in (held, claimed_value(wh, owner, a.name)) if v is not None], default=None)
-            out.append({"article": a.name, "owner": owner or "publisher", "range_start": rng[0], "range_end": rng[1],
-                        "left": rng[1] - max(highest or rng[0] - 1, rng[0] - 1)})
+            out.append(
+                {
+                    "article": a.name,
+                    "owner": owner or "publisher",
+                    "range_start": rng[0],
+                    "range_end": rng[1],
+                    "left": rng[1] - max(highest or rng[0] - 1, rng[0] - 1),
+                }
+            )
     return out

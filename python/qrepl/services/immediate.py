@@ -53,6 +53,7 @@ UNDO_COLUMNS = "qrepl_written_version STRING, qrepl_restore_exists BOOLEAN"
 class RowChange:
     """What a transaction does to one row: what it expected (from its first command on the
     row) and what it leaves (its last)."""
+
     article: str
     row_key: str
     key_values: dict[str, Any]
@@ -70,13 +71,23 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
         where = (c["article"], c["row_key"])
         if where not in changes:
             seen = json.loads(c["old_row"], parse_float=Decimal) if c.get("old_row") else None
-            changes[where] = RowChange(c["article"], c["row_key"], json.loads(c["row_key"], parse_float=Decimal), seq, c["op"],
-                                       c["old_version"], pending[where], c["new_version"], seen)
+            changes[where] = RowChange(
+                c["article"],
+                c["row_key"],
+                json.loads(c["row_key"], parse_float=Decimal),
+                seq,
+                c["op"],
+                c["old_version"],
+                pending[where],
+                c["new_version"],
+                seen,
+            )
     return list(changes.values())
 
 
-def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange],
-                    at: datetime) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
+def _find_mismatches(
+    wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange], at: datetime
+) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
     """The rows whose publisher state differs from what the subscriber saw (conflict rows in
     the terms of the conflict log), and every row's publisher state."""
     found, before = [], {}
@@ -90,13 +101,23 @@ def _find_mismatches(wh: Warehouse, subscriber: str, tran_id: str, changes: list
             before[(c.article, c.row_key)] = row
             kind = judge_seen(article, c.op, row, c.expected_version, c.seen)
             if kind:
-                found.append({
-                    "subscriber": subscriber, "tran_id": tran_id, "article": c.article, "row_key": c.row_key,
-                    "command_seq": c.command_seq, "conflict_type": kind, "reason_text": CONFLICT_REASONS[kind],
-                    "publisher_row": row, "subscriber_row": c.image,
-                    "publisher_version": row["msrepl_tran_version"] if row else None,
-                    "old_version": c.expected_version, "new_version": c.new_version, "rejected_at": at,
-                })
+                found.append(
+                    {
+                        "subscriber": subscriber,
+                        "tran_id": tran_id,
+                        "article": c.article,
+                        "row_key": c.row_key,
+                        "command_seq": c.command_seq,
+                        "conflict_type": kind,
+                        "reason_text": CONFLICT_REASONS[kind],
+                        "publisher_row": row,
+                        "subscriber_row": c.image,
+                        "publisher_version": row["msrepl_tran_version"] if row else None,
+                        "old_version": c.expected_version,
+                        "new_version": c.new_version,
+                        "rejected_at": at,
+                    }
+                )
     return found, before
 
 
@@ -110,8 +131,9 @@ def _values(article: Article, row: dict) -> tuple:
     return tuple(typed[c] for c in article.columns) + (typed["msrepl_tran_version"],)
 
 
-def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange],
-                   before: dict[tuple[str, str], dict | None]) -> None:
+def _merge_article(
+    wh: Warehouse, article: Article, changes: list[RowChange], before: dict[tuple[str, str], dict | None]
+) -> None:
     """One compare-and-swap MERGE: every row changes, or the MERGE fails and nothing does. A row
     matches only while it holds the whole row the check read (`before`: version and content),
     so a writer that changed it since, keeping its version, fails the MERGE (docs/spec.md §10)."""
@@ -127,8 +149,7 @@ def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange],
     columns = list(article.columns) + ["msrepl_tran_version"]
     on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
     same = " and ".join(f"target.{c} <=> source.qrepl_held_{i}" for i, c in enumerate(article.columns))
-    holds = (f"source.qrepl_expected_exists and target.msrepl_tran_version <=> source.qrepl_expected_version "
-             f"and {same}")
+    holds = f"source.qrepl_expected_exists and target.msrepl_tran_version <=> source.qrepl_expected_version and {same}"
     fail = f"cast(raise_error('{MISMATCH}') as string)"
     wh.spark.sql(
         f"{point_comment('immediate.publisher.' + article.name)}"
@@ -139,12 +160,14 @@ def _merge_article(wh: Warehouse, article: Article, changes: list[RowChange],
         f"when not matched and not source.qrepl_expected_exists and source.qrepl_op = 'upsert' then "
         f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns)}) "
         f"when not matched and source.qrepl_expected_exists then "
-        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns[:-1])}, {fail})")
+        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns[:-1])}, {fail})"
+    )
     wh.spark.catalog.dropTempView(view)
 
 
-def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
-                  before: dict[tuple[str, str], dict | None]) -> None:
+def _undo_article(
+    wh: Warehouse, article: Article, changes: list[RowChange], before: dict[tuple[str, str], dict | None]
+) -> None:
     """Put back the rows an article's MERGE wrote, where they still hold this transaction's
     versions (a later writer's row is left alone)."""
     rows = []
@@ -164,7 +187,8 @@ def _undo_article(wh: Warehouse, article: Article, changes: list[RowChange],
         f"{', '.join(f'target.{c} = source.{c}' for c in columns)} "
         f"when matched and {mine} then delete "
         f"when not matched and source.qrepl_written_version is null and source.qrepl_restore_exists then "
-        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns)})")
+        f"insert ({', '.join(columns)}) values ({', '.join('source.' + c for c in columns)})"
+    )
     wh.spark.catalog.dropTempView(view)
 
 
@@ -185,8 +209,14 @@ def is_refused_commit(exc: Exception) -> bool:
     return MISMATCH in text or any(name in text for name in COMMIT_CONFLICTS)
 
 
-def apply_at_publisher(wh: Warehouse, subscriber: str, tran_id: str, commands: list[dict],
-                      pending: dict[tuple[str, str], dict | None], at: datetime) -> None:
+def apply_at_publisher(
+    wh: Warehouse,
+    subscriber: str,
+    tran_id: str,
+    commands: list[dict],
+    pending: dict[tuple[str, str], dict | None],
+    at: datetime,
+) -> None:
     """Apply a captured transaction at the publisher, all rows or none; ConflictError (and a
     recorded rejection) when a row differs from what the subscriber saw."""
     changes = row_changes(commands, pending)

@@ -35,8 +35,9 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
     report = []
     for article in wh.require_publication().articles:
         table = wh.article_table(article)
-        rewritten = spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{table}', "
-                              f"options => map('rewrite-all', 'true'))").first()
+        rewritten = spark.sql(
+            f"call spark_catalog.system.rewrite_data_files(table => '{table}', options => map('rewrite-all', 'true'))"
+        ).first()
         history = spark.table(f"{table}.snapshots")
         newest = history.agg({"committed_at": "max"}).first()[0]
         # records, then subscriptions: a subscription is written before its first record
@@ -56,11 +57,15 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
         keep_from = newest if oldest is None or oldest > newest else oldest
         # CALL takes no parameter markers; keep_from is a datetime read from the table's own
         # metadata, so its strftime text is all digits and separators
-        expired = spark.sql(f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => "
-                            f"timestamp '{keep_from.strftime('%Y-%m-%d %H:%M:%S.%f')}', retain_last => 1)").first()
-        line = (f"{article.name}: {rewritten.rewritten_data_files_count} data file(s) rewritten into "
-                f"{rewritten.added_data_files_count}; {expired.deleted_data_files_count + expired.deleted_position_delete_files_count + expired.deleted_equality_delete_files_count} "
-                f"file(s) of expired snapshots deleted; snapshots from {keep_from} kept")
+        expired = spark.sql(
+            f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => "
+            f"timestamp '{keep_from.strftime('%Y-%m-%d %H:%M:%S.%f')}', retain_last => 1)"
+        ).first()
+        line = (
+            f"{article.name}: {rewritten.rewritten_data_files_count} data file(s) rewritten into "
+            f"{rewritten.added_data_files_count}; {expired.deleted_data_files_count + expired.deleted_position_delete_files_count + expired.deleted_equality_delete_files_count} "
+            f"file(s) of expired snapshots deleted; snapshots from {keep_from} kept"
+        )
         progress(line)
         report.append(line)
     return report

@@ -26,7 +26,9 @@ def load_publication_file(path: Path) -> Publication:
     return publication_from_dict(data)
 
 
-def create_publication(path: Path, schema: str | None = None, seed: bool = False, echo: Progress = print) -> Publication:
+def create_publication(
+    path: Path, schema: str | None = None, seed: bool = False, echo: Progress = print
+) -> Publication:
     """Create (or update) the publication's tables; with seed, load initial rows from seeds/."""
     pub = load_publication_file(path)
     wh = warehouse(schema)

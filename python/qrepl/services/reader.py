@@ -40,14 +40,20 @@ def unapplied_queue(wh):
     queue = wh.spark.table(wh.table("replication_queue"))
     if wh.exists("int_batch_commands") and wh.exists("queue_reader_history"):
         finished = wh.spark.table(wh.table("queue_reader_history")).select("batch_id")
-        taken = wh.spark.table(wh.table("int_batch_commands")).join(finished, "batch_id", "left_semi") \
-            .select(*QUEUE_COLUMNS).distinct().alias("taken")
+        taken = (
+            wh.spark.table(wh.table("int_batch_commands"))
+            .join(finished, "batch_id", "left_semi")
+            .select(*QUEUE_COLUMNS)
+            .distinct()
+            .alias("taken")
+        )
         # a row is taken only if a batch took that very content (as staging reads it: op upper
         # case, versions lower case); a row with a taken command's identity but other content
         # is still to come (the next batch quarantines it)
         staged = {"op": F.upper, "old_version": F.lower, "new_version": F.lower}
-        same = [staged.get(c, lambda col: col)(F.col(f"queued.{c}")).eqNullSafe(F.col(f"taken.{c}"))
-                for c in QUEUE_COLUMNS]
+        same = [
+            staged.get(c, lambda col: col)(F.col(f"queued.{c}")).eqNullSafe(F.col(f"taken.{c}")) for c in QUEUE_COLUMNS
+        ]
         queue = queue.alias("queued").join(taken, same, "left_anti")
     return queue
 
@@ -82,8 +88,10 @@ def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: 
         except DbtError as exc:  # a failed run is finished by the next (docs/spec.md §10): run it again
             if attempt == COMMIT_ATTEMPTS or not lost_to_a_concurrent_commit(exc):
                 raise
-            echo(f"queue reader: another writer committed to a table while this run wrote it ({exc}); "
-                 f"the next run finishes the batch: attempt {attempt + 1} of {COMMIT_ATTEMPTS}")
+            echo(
+                f"queue reader: another writer committed to a table while this run wrote it ({exc}); "
+                f"the next run finishes the batch: attempt {attempt + 1} of {COMMIT_ATTEMPTS}"
+            )
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
     history = last.asDict()
     # rows the publisher's trigger gave a version at this run's start (writers that set none);

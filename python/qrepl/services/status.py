@@ -26,14 +26,23 @@ def status(schema: str | None) -> dict[str, Any]:
         for r in listed_conflicts(wh).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
     immediate = immediate_stats(wh)
-    subscriptions = [{**s, "queued_commands": depth.get(s["subscriber"], 0),
-                      "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
-                      "immediate": immediate.get(s["subscriber"])}
-                     for s in wh.subscriptions()]
+    subscriptions = [
+        {
+            **s,
+            "queued_commands": depth.get(s["subscriber"], 0),
+            "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
+            "immediate": immediate.get(s["subscriber"]),
+        }
+        for s in wh.subscriptions()
+    ]
     last_run = None
     if wh.exists("queue_reader_history"):
         last = spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()
         last_run = last[0].asDict() if last else None
-    return {"publication": pub, "subscriptions": subscriptions, "last_run": last_run,
-            "run_lock": current_holder(wh),
-            "identity_ranges": identity_ranges(schema) if any(a.identity for a in pub.articles) else []}
+    return {
+        "publication": pub,
+        "subscriptions": subscriptions,
+        "last_run": last_run,
+        "run_lock": current_holder(wh),
+        "identity_ranges": identity_ranges(schema) if any(a.identity for a in pub.articles) else [],
+    }

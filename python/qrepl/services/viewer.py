@@ -56,18 +56,40 @@ ASSETS = files("qrepl.services") / "viewer_assets"
 # One colour per conflict type, in the order of qrepl.core.vocabulary.CONFLICT_CODES (SQL Server's codes).
 TYPE_COLORS = dict(zip(CONFLICT_CODES, ["#e8590c", "#1c7ed6", "#d6336c", "#7048e8", "#37b24d"], strict=True))
 # What a group of conflicts shares (the page's filters, charts and table columns read these).
-GROUP_FIELDS = ("detected_at", "publication", "article", "subscriber", "conflict_type", "conflict_type_code",
-                "reason_text", "policy", "winner")
+GROUP_FIELDS = (
+    "detected_at",
+    "publication",
+    "article",
+    "subscriber",
+    "conflict_type",
+    "conflict_type_code",
+    "reason_text",
+    "policy",
+    "winner",
+)
 # What each conflict has of its own (the table's other columns and the detail).
-ROW_FIELDS = ("conflict_id", "batch_id", "row_key", "tran_id", "command_seq", "publisher_row", "subscriber_row",
-              "publisher_version", "old_version", "new_version", "review")
+ROW_FIELDS = (
+    "conflict_id",
+    "batch_id",
+    "row_key",
+    "tran_id",
+    "command_seq",
+    "publisher_row",
+    "subscriber_row",
+    "publisher_version",
+    "old_version",
+    "new_version",
+    "review",
+)
 # The rows' order: newest first, each group's conflicts together, then by conflict_id.
 # (field, descending); every GROUP_FIELD is in it, so a group is one run of rows.
 VIEWER_ORDER = (("detected_at", True), *((f, False) for f in GROUP_FIELDS[1:]), ("conflict_id", False))
 
 
 def render_viewer(
-    conflicts: list[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts",
+    conflicts: list[dict],
+    out_dir: pathlib.Path,
+    title: str = "qrepl conflicts",
     immediate: list[dict] | None = None,
 ) -> pathlib.Path:
     """Write ``out_dir/index.html`` showing ``conflicts`` (dicts as qrepl.services.conflicts.list_conflicts
@@ -98,7 +120,10 @@ def _order_key(row: dict) -> tuple:
 
 
 def write_viewer(
-    groups: list[dict], rows: Iterable[dict], out_dir: pathlib.Path, title: str = "qrepl conflicts",
+    groups: list[dict],
+    rows: Iterable[dict],
+    out_dir: pathlib.Path,
+    title: str = "qrepl conflicts",
     immediate: list[dict] | None = None,
 ) -> pathlib.Path:
     """Write the viewer from ``groups`` (each GROUP_FIELDS value and ``count``, in VIEWER_ORDER)
@@ -117,8 +142,9 @@ def write_viewer(
         os.close(fd)  # releases the lock
 
 
-def _write_viewer_locked(groups: list[dict], rows: Iterable[dict], out_dir: pathlib.Path, title: str,
-                         immediate: list[dict] | None) -> pathlib.Path:
+def _write_viewer_locked(
+    groups: list[dict], rows: Iterable[dict], out_dir: pathlib.Path, title: str, immediate: list[dict] | None
+) -> pathlib.Path:
     groups = [_jsonable(g) for g in groups]
     total = sum(int(g["count"]) for g in groups)
     data_dir = f"{DATA_PREFIX}{uuid.uuid4().hex[:12]}"
@@ -131,8 +157,9 @@ def _write_viewer_locked(groups: list[dict], rows: Iterable[dict], out_dir: path
         row = _jsonable(row)
         group = next(expected, None)
         if group is None or any(group[f] != row.get(f) for f in GROUP_FIELDS):
-            raise ValueError(f"viewer rows are not in the groups' order at row {position} "
-                             f"(conflict {row.get('conflict_id')})")
+            raise ValueError(
+                f"viewer rows are not in the groups' order at row {position} (conflict {row.get('conflict_id')})"
+            )
         chunk.append([row.get(f) for f in ROW_FIELDS])
         ids.append(str(row.get("conflict_id")))
         if len(chunk) == CHUNK_ROWS:
@@ -144,9 +171,14 @@ def _write_viewer_locked(groups: list[dict], rows: Iterable[dict], out_dir: path
         raise ValueError(f"viewer groups count {total} conflicts, the rows are {len(ids)}")
     if chunks > 1:
         _write_atomic(out_dir / data_dir / "ids.js", "qreplIds(" + embed_json(ids) + ");\n")
-    meta = {"total": total, "chunk_rows": CHUNK_ROWS, "chunks": chunks,
-            "data_dir": data_dir if chunks > 1 else "", "group_fields": list(GROUP_FIELDS),
-            "row_fields": list(ROW_FIELDS)}
+    meta = {
+        "total": total,
+        "chunk_rows": CHUNK_ROWS,
+        "chunks": chunks,
+        "data_dir": data_dir if chunks > 1 else "",
+        "group_fields": list(GROUP_FIELDS),
+        "row_fields": list(ROW_FIELDS),
+    }
     page = _template().render(
         title=title,  # autoescaped
         immediate=[{**s, "rate": f"{s['rejected_rate']:.0%}"} for s in immediate or []],
@@ -177,8 +209,9 @@ def _flush(chunk: list[list], number: int, first_chunk: list[list], data_dir: pa
         first_chunk.extend(chunk)
     else:
         data_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(data_dir / f"chunk-{number}.js",
-                      "qreplChunk(" + embed_json({"chunk": number, "rows": chunk}) + ");\n")
+        _write_atomic(
+            data_dir / f"chunk-{number}.js", "qreplChunk(" + embed_json({"chunk": number, "rows": chunk}) + ");\n"
+        )
     return number + 1
 
 
@@ -252,11 +285,7 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         # SQL Server shows binary/rowversion values as 0x-prefixed hex.
         raw = bytes(value)
-        return (
-            "0x" + raw.hex().upper()
-            if len(raw) <= 1024
-            else base64.b64encode(raw).decode()
-        )
+        return "0x" + raw.hex().upper() if len(raw) <= 1024 else base64.b64encode(raw).decode()
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if hasattr(value, "asDict"):  # pyspark.sql.Row, without importing pyspark

@@ -47,13 +47,15 @@ def _error_line(lines: list[str]) -> str:
 def _model_progress(progress):
     """A dbt event callback: one line per finished model ('[3/12] int_batch_transactions OK (1.2 s)')
     and the macros' own `qrepl: ...` log lines."""
+
     def callback(event) -> None:
         if event.info.name == "JinjaLogInfo" and event.data.msg.startswith("qrepl: "):
-            progress("    " + event.data.msg[len("qrepl: "):])
+            progress("    " + event.data.msg[len("qrepl: ") :])
         if event.info.name == "LogModelResult":
             data = event.data
             name = data.node_info.node_name if data.node_info else data.description
             progress(f"  [{data.index}/{data.total}] {name} {data.status} ({data.execution_time:.1f} s)")
+
     return callback
 
 
@@ -74,7 +76,7 @@ def _failure_detail(res) -> str:
     for node, text in messages:
         for line in text.splitlines():
             if line.strip().startswith("qrepl: "):
-                return line.strip()[len("qrepl: "):]
+                return line.strip()[len("qrepl: ") :]
     for node, text in messages:
         lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
         if lines:
@@ -82,8 +84,9 @@ def _failure_detail(res) -> str:
     return ""
 
 
-def dbt_invoke(args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None,
-               progress=None) -> object:
+def dbt_invoke(
+    args: list[str], schema: str, quiet: bool = True, extra_vars: dict | None = None, progress=None
+) -> object:
     """Run one dbt command on the embedded `local` target against `schema`; `progress`, if
     given, receives the lines of `_model_progress`. The schema reaches the profile through
     QREPL_SCHEMA for this call only: the process's environment is as it was afterwards, so
@@ -120,7 +123,9 @@ def _dbt_environment(schema: str):
         # the profile's output for dbt in this process, on the session get_spark built (profiles.yml)
         "QREPL_TARGET": os.environ.get("QREPL_TARGET", "in_process"),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": os.environ.get("DBT_SEND_ANONYMOUS_USAGE_STATS", "false"),
-        "DBT_TARGET_PATH": os.environ.get("DBT_TARGET_PATH", str(WORK_DIR / "target")),  # the project's own target/ in a checkout
+        "DBT_TARGET_PATH": os.environ.get(
+            "DBT_TARGET_PATH", str(WORK_DIR / "target")
+        ),  # the project's own target/ in a checkout
         "DBT_LOG_PATH": os.environ.get("DBT_LOG_PATH", str(WORK_DIR / "logs")),
     }
     before = {name: os.environ.get(name) for name in settings}
@@ -141,7 +146,7 @@ def _operation_detail(errors: list[str]) -> str:
     for text in errors:
         for line in text.splitlines():
             if line.strip().startswith("qrepl: "):
-                return line.strip()[len("qrepl: "):]
+                return line.strip()[len("qrepl: ") :]
     lines = [line.strip() for text in errors for line in text.splitlines() if line.strip()]
     return _error_line(lines)
 

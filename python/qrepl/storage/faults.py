@@ -49,8 +49,13 @@ def is_write(statement: str) -> bool:
     if not words or words[0] not in _WRITE_WORDS:
         return False
     head = " ".join(words[:5])
-    return not (words[0] in ("create", "replace") and ("temporary" in head or " temp " in f" {head} ")
-                or words[0] == "drop" and words[1:2] == ["view"] and "temp" in head)
+    return not (
+        words[0] in ("create", "replace")
+        and ("temporary" in head or " temp " in f" {head} ")
+        or words[0] == "drop"
+        and words[1:2] == ["view"]
+        and "temp" in head
+    )
 
 
 _DBT_NODE = re.compile(r'"node_id":\s*"([^"]+)"')
@@ -111,6 +116,7 @@ def arm_at_label(prefix: str, action: Callable[[int, str], None]) -> None:
 
 def arm_when(matches: Callable[[str], bool], action: Callable[[int, str], None]) -> None:
     """Run `action` right after the first write whose label `matches`."""
+
     def step(k: int, label: str) -> None:
         if matches(label):
             action(k, label)
@@ -123,6 +129,7 @@ def arm_when(matches: Callable[[str], bool], action: Callable[[int, str], None])
 def arm_each(action: Callable[[int, str], None]) -> None:
     """Run `action` right after every write from now on, until `disarm` (writes the action
     makes itself are counted only outside `uncounted()`)."""
+
     def step(k: int, label: str) -> None:
         action(k, label)
         if _State.action is step:  # not disarmed by the action

@@ -97,16 +97,24 @@ def _swap(wh: Warehouse, point: str, row: tuple, seen_column: str, seen, changes
     """One compare-and-swap MERGE on the row (article, owner, range_start) of `row`: it takes
     `changes` (and the row's token) only where `seen_column` still holds `seen`; with `insert`,
     a missing row is inserted when `seen` is null."""
-    view = wh._temp_view([(*row, seen)], "article STRING, owner STRING, range_start BIGINT, range_end BIGINT, "
-                                         "claimed BIGINT, token STRING, seen BIGINT")
+    view = wh._temp_view(
+        [(*row, seen)],
+        "article STRING, owner STRING, range_start BIGINT, range_end BIGINT, claimed BIGINT, token STRING, seen BIGINT",
+    )
     on = "t.article = s.article and t.owner = s.owner" + ("" if insert else " and t.range_start = s.range_start")
-    first = ("when not matched and s.seen is null then insert (article, owner, range_start, range_end, assigned_at, "
-             "token) values (s.article, s.owner, s.range_start, s.range_end, current_timestamp(), s.token)"
-             if insert else "")
-    retry_on_commit_conflict(lambda: wh.spark.sql(
-        f"{point_comment(point)}"
-        f"merge into {wh.table(TABLE)} as t using {view} as s on {on} "
-        f"when matched and t.{seen_column} <=> s.seen then update set {changes}, t.token = s.token {first}"))
+    first = (
+        "when not matched and s.seen is null then insert (article, owner, range_start, range_end, assigned_at, "
+        "token) values (s.article, s.owner, s.range_start, s.range_end, current_timestamp(), s.token)"
+        if insert
+        else ""
+    )
+    retry_on_commit_conflict(
+        lambda: wh.spark.sql(
+            f"{point_comment(point)}"
+            f"merge into {wh.table(TABLE)} as t using {view} as s on {on} "
+            f"when matched and t.{seen_column} <=> s.seen then update set {changes}, t.token = s.token {first}"
+        )
+    )
     wh.spark.catalog.dropTempView(view)
 
 
@@ -126,15 +134,24 @@ def assign_range(wh: Warehouse, owner: str, article: Article) -> tuple[int, int]
         seen = max(r.range_end for r in marks) if marks else None
         rng = next_range([(0, seen)] if seen is not None else [], highest, article.identity_range)
         token = uuid.uuid4().hex
-        _swap(wh, "identity.mark", (article.name, MARK, rng[0], rng[1], None, token), "range_end", seen,
-              "t.range_start = s.range_start, t.range_end = s.range_end", insert=True)
+        _swap(
+            wh,
+            "identity.mark",
+            (article.name, MARK, rng[0], rng[1], None, token),
+            "range_end",
+            seen,
+            "t.range_start = s.range_start, t.range_end = s.range_end",
+            insert=True,
+        )
         if _holds(wh, MARK, article.name, rng[0], token):
             now = datetime.now(timezone.utc).replace(tzinfo=None)
-            wh.spark.createDataFrame([(article.name, owner, rng[0], rng[1], now, token, None)], SCHEMA) \
-                .writeTo(wh.table(TABLE)).append()
+            wh.spark.createDataFrame([(article.name, owner, rng[0], rng[1], now, token, None)], SCHEMA).writeTo(
+                wh.table(TABLE)
+            ).append()
             return rng
-    raise ConfigError(f"identity range of {article.name} not assigned: {ATTEMPTS} concurrent assignments won; "
-                      f"try again")
+    raise ConfigError(
+        f"identity range of {article.name} not assigned: {ATTEMPTS} concurrent assignments won; try again"
+    )
 
 
 def ensure_ranges(wh: Warehouse, owner: str, articles: list[Article]) -> None:
@@ -160,8 +177,14 @@ def next_value(wh: Warehouse, owner: str, article: Article, table: str, taken: l
         if value is None:
             raise ConfigError(range_refusal(owner, article, rng))
         token = uuid.uuid4().hex
-        _swap(wh, "identity.claim", (article.name, owner, rng[0], rng[1], value, token), "claimed", row.claimed,
-              "t.claimed = s.claimed")
+        _swap(
+            wh,
+            "identity.claim",
+            (article.name, owner, rng[0], rng[1], value, token),
+            "claimed",
+            row.claimed,
+            "t.claimed = s.claimed",
+        )
         if _holds(wh, owner, article.name, rng[0], token):
             return value
     raise ConfigError(f"identity value of {article.name} not given: {ATTEMPTS} concurrent claims won; try again")

@@ -83,8 +83,9 @@ def table_at(wh: Warehouse, article: Article, snapshot_id: int | None):
 def deliveries(wh: Warehouse) -> dict[tuple[str, str], int | None]:
     if not wh.exists("subscription_deliveries"):
         wh.create_own("subscription_deliveries")
-    return {(r.subscriber, r.article): r.snapshot_id
-            for r in wh.spark.table(wh.table("subscription_deliveries")).collect()}
+    return {
+        (r.subscriber, r.article): r.snapshot_id for r in wh.spark.table(wh.table("subscription_deliveries")).collect()
+    }
 
 
 def has_snapshot(wh: Warehouse, subscriber: str) -> bool:
@@ -103,9 +104,11 @@ def record_delivery(wh: Warehouse, subscriber: str, snapshots: dict[str, int | N
 def _merge_snapshots(wh: Warehouse, table: str, subscriber: str, snapshots: dict[str, int | None]) -> None:
     rows = [(subscriber, article, sid) for article, sid in snapshots.items()]
     wh.spark.createDataFrame(rows, DELIVERIES_SCHEMA).createOrReplaceTempView("qrepl_delivered")
-    wh.spark.sql(f"merge into {wh.table(table)} t using qrepl_delivered s "
-                 f"on t.subscriber = s.subscriber and t.article = s.article "
-                 f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *")
+    wh.spark.sql(
+        f"merge into {wh.table(table)} t using qrepl_delivered s "
+        f"on t.subscriber = s.subscriber and t.article = s.article "
+        f"when matched then update set t.snapshot_id = s.snapshot_id when not matched then insert *"
+    )
 
 
 def snapshot_pins(wh: Warehouse) -> dict[tuple[str, str], int | None]:
@@ -172,11 +175,13 @@ def _delivered_compensations(wh: Warehouse):
     if wh.exists("compensating_commands"):
         comp = wh.spark.table(wh.table("compensating_commands"))
         if "delivered_at" in comp.columns:
-            parts.append(comp.where(comp.delivered_at.isNotNull()).select("subscriber", "batch_id", "seq",
-                                                                          "delivered_at"))
+            parts.append(
+                comp.where(comp.delivered_at.isNotNull()).select("subscriber", "batch_id", "seq", "delivered_at")
+            )
     if wh.exists("compensation_deliveries"):
-        parts.append(wh.spark.table(wh.table("compensation_deliveries"))
-                     .select("subscriber", "batch_id", "seq", "delivered_at"))
+        parts.append(
+            wh.spark.table(wh.table("compensation_deliveries")).select("subscriber", "batch_id", "seq", "delivered_at")
+        )
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
@@ -193,8 +198,9 @@ def pending_compensations(wh: Warehouse, subscriber: str):
     comp = comp.where(comp.subscriber == subscriber)
     done = _delivered_compensations(wh)
     if done is not None:
-        comp = comp.join(done.where(done.subscriber == subscriber).select("batch_id", "seq"), ["batch_id", "seq"],
-                         "left_anti")
+        comp = comp.join(
+            done.where(done.subscriber == subscriber).select("batch_id", "seq"), ["batch_id", "seq"], "left_anti"
+        )
     rows = comp.select("subscriber", "batch_id", "seq", "article", "row_key").collect()
     return wh.spark.createDataFrame([tuple(r) for r in rows], schema)
 
@@ -207,18 +213,21 @@ def mark_compensations_delivered(wh: Warehouse, pending) -> None:
         return
     wh.create_own("compensation_deliveries")
     pending.createOrReplaceTempView("qrepl_compensated")
-    wh.spark.sql(f"merge into {wh.table('compensation_deliveries')} t using qrepl_compensated s "
-                 f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
-                 f"when not matched then insert (subscriber, batch_id, seq, delivered_at) "
-                 f"values (s.subscriber, s.batch_id, s.seq, current_timestamp())")
+    wh.spark.sql(
+        f"merge into {wh.table('compensation_deliveries')} t using qrepl_compensated s "
+        f"on t.subscriber = s.subscriber and t.batch_id = s.batch_id and t.seq = s.seq "
+        f"when not matched then insert (subscriber, batch_id, seq, delivered_at) "
+        f"values (s.subscriber, s.batch_id, s.seq, current_timestamp())"
+    )
 
 
 def compensation_delivery_times(wh: Warehouse) -> dict[tuple[str, int, int], Any]:
     """When each delivered compensating command was delivered, by (subscriber, batch_id, seq)
     (_delivered_compensations)."""
     done = _delivered_compensations(wh)
-    return {} if done is None else {(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"]
-                                    for r in done.collect()}
+    return (
+        {} if done is None else {(r["subscriber"], r["batch_id"], r["seq"]): r["delivered_at"] for r in done.collect()}
+    )
 
 
 # How Iceberg says a write lost to a concurrent commit, before anything of it was committed:

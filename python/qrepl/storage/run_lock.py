@@ -69,8 +69,11 @@ class LockHolder:
         """The lease reads expired by `renewed_at`, the holder's clock against the judge's: a hint
         to watch it (lease_watch), never enough to judge the holder dead. A lock without a
         lease never expires."""
-        return (self.lease_seconds is not None and self.lease_age_seconds is not None
-                and self.lease_age_seconds > self.lease_seconds)
+        return (
+            self.lease_seconds is not None
+            and self.lease_age_seconds is not None
+            and self.lease_age_seconds > self.lease_seconds
+        )
 
     def lease_text(self) -> str:
         if self.lease_seconds is None:
@@ -106,14 +109,18 @@ def current_holder(wh: Warehouse) -> LockHolder | None:
     try:
         props = {r[0]: r[1] for r in wh.spark.sql(f"show tblproperties {wh.table(LOCK_TABLE)}").collect()}
         lock = wh.spark.table(wh.table(LOCK_TABLE))
-        holder = LockHolder(props.get("qrepl.holder", "unknown holder"), props.get("qrepl.acquired_at", "unknown time"),
-                            props.get("qrepl.invocation_id", ""))
+        holder = LockHolder(
+            props.get("qrepl.holder", "unknown holder"),
+            props.get("qrepl.acquired_at", "unknown time"),
+            props.get("qrepl.invocation_id", ""),
+        )
         if "token" not in lock.columns:  # a lock taken before leases existed: no lease
             return holder
         rows = wh.spark.sql(
             f"select token, renewals, renewed_at, lease_seconds, "
             f"unix_micros(current_timestamp()) / 1e6 - unix_micros(renewed_at) / 1e6 as lease_age_seconds "
-            f"from {wh.table(LOCK_TABLE)}").collect()
+            f"from {wh.table(LOCK_TABLE)}"
+        ).collect()
     except AnalysisException as exc:  # released between the check and the read
         if _table_gone(exc):
             return None
@@ -138,10 +145,12 @@ def claim_and_drop(wh: Warehouse, judged: LockHolder) -> bool:
     _own_claims.add(claim)
     view = wh._temp_view([(judged.token, judged.renewals, claim)], "token STRING, renewals BIGINT, claim STRING")
     try:
-        wh.spark.sql(f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as judged "
-                     f"on lock.token = judged.token and lock.renewals = judged.renewals "
-                     f"when matched then update set lock.token = judged.claim, lock.renewals = lock.renewals + 1, "
-                     f"lock.renewed_at = current_timestamp()")
+        wh.spark.sql(
+            f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as judged "
+            f"on lock.token = judged.token and lock.renewals = judged.renewals "
+            f"when matched then update set lock.token = judged.claim, lock.renewals = lock.renewals + 1, "
+            f"lock.renewed_at = current_timestamp()"
+        )
         mine = [r["token"] for r in wh.spark.table(wh.table(LOCK_TABLE)).select("token").collect()] == [claim]
     except AnalysisException as exc:
         if _table_gone(exc):
@@ -162,9 +171,11 @@ def renew(wh: Warehouse, token: str) -> bool:
     if not TOKEN_TEXT.fullmatch(token) or not wh.exists(LOCK_TABLE):
         return False
     view = wh._temp_view([(token,)], "token STRING")
-    wh.spark.sql(f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as mine on lock.token = mine.token "
-                 f"when matched then update set lock.renewals = lock.renewals + 1, "
-                 f"lock.renewed_at = current_timestamp()")
+    wh.spark.sql(
+        f"merge into {wh.table(LOCK_TABLE)} as lock using {view} as mine on lock.token = mine.token "
+        f"when matched then update set lock.renewals = lock.renewals + 1, "
+        f"lock.renewed_at = current_timestamp()"
+    )
     holder = current_holder(wh)
     return holder is not None and holder.token == token
 
@@ -222,8 +233,9 @@ class LeaseKeeper:
                 self.errors.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
-def release(wh: Warehouse, force: bool = False, poll_seconds: float = 5.0,
-            echo: Callable[[str], None] = lambda _: None) -> LockHolder | None:
+def release(
+    wh: Warehouse, force: bool = False, poll_seconds: float = 5.0, echo: Callable[[str], None] = lambda _: None
+) -> LockHolder | None:
     """`qrepl unlock`: remove the lock if its holder is gone, judged by its lease. A lock whose
     lease reads live is refused (RunLocked) unless `force`; one that reads expired is watched
     for its lease on this process's clock first (a holder whose clock is behind renews it, and
@@ -235,8 +247,10 @@ def release(wh: Warehouse, force: bool = False, poll_seconds: float = 5.0,
         return None
     if holder.lease_seconds is not None and not force:
         if holder.expired:
-            echo(f"watching the lease of {holder.holder} for {holder.lease_seconds} s: it is removed if nothing "
-                 f"renews it meanwhile (`qrepl unlock --force` removes it now)")
+            echo(
+                f"watching the lease of {holder.holder} for {holder.lease_seconds} s: it is removed if nothing "
+                f"renews it meanwhile (`qrepl unlock --force` removes it now)"
+            )
             holder = watch_until_dead(wh, holder, poll_seconds)
         if holder is None or not holder.expired:
             live = holder or current_holder(wh)
@@ -245,16 +259,21 @@ def release(wh: Warehouse, force: bool = False, poll_seconds: float = 5.0,
             raise RunLocked(
                 f"the run lock of schema {wh.schema} is held by a live queue reader ({live.holder}, since "
                 f"{live.acquired_at}, {live.lease_text()}); it is released when that run ends, or once its "
-                f"lease expires if the process died; `qrepl unlock --force` removes it anyway")
+                f"lease expires if the process died; `qrepl unlock --force` removes it anyway"
+            )
     from .spark import METASTORE_LOCK_TIMEOUT_SECONDS, expire_abandoned_locks
 
     if expire_abandoned_locks(wh.spark, wh.schema, LOCK_TABLE):  # as in recover_dead_lock
-        raise RunLocked(f"the metastore still holds a lock on {wh.table(LOCK_TABLE)}: a process committing to it, or "
-                        f"one that died inside that commit, whose lock is removed {METASTORE_LOCK_TIMEOUT_SECONDS} s "
-                        f"after its last heartbeat; try again then")
+        raise RunLocked(
+            f"the metastore still holds a lock on {wh.table(LOCK_TABLE)}: a process committing to it, or "
+            f"one that died inside that commit, whose lock is removed {METASTORE_LOCK_TIMEOUT_SECONDS} s "
+            f"after its last heartbeat; try again then"
+        )
     if not claim_and_drop(wh, holder):
-        raise RunLocked(f"the run lock of schema {wh.schema} changed hands while it was being removed; "
-                        f"run `qrepl status` to see who holds it now")
+        raise RunLocked(
+            f"the run lock of schema {wh.schema} changed hands while it was being removed; "
+            f"run `qrepl status` to see who holds it now"
+        )
     return holder
 
 
@@ -313,8 +332,7 @@ def recover_dead_lock(wh: Warehouse, poll_seconds: float = 5.0) -> LockHolder | 
     return dead if dead is not None and _recover(wh, dead) else None
 
 
-def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], None],
-                    poll_seconds: float = 5.0) -> None:
+def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], None], poll_seconds: float = 5.0) -> None:
     """Return once nobody holds the lock (recovering a dead holder's), or raise RunLocked
     naming the holder after `wait_seconds` (0: check once). A holder is dead once its lease row
     stayed unchanged for its lease_seconds while this process watched; a lease that reads
@@ -335,8 +353,10 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
             return
         if watch.dead(holder):
             if _recover(wh, holder):
-                echo(f"recovered the run lock left by a dead process ({holder.holder}, since {holder.acquired_at}; "
-                     f"not renewed for {watch.unchanged_for():.0f} s, its lease is {holder.lease_seconds} s)")
+                echo(
+                    f"recovered the run lock left by a dead process ({holder.holder}, since {holder.acquired_at}; "
+                    f"not renewed for {watch.unchanged_for():.0f} s, its lease is {holder.lease_seconds} s)"
+                )
                 continue
         if holder.expired and not watched_until:  # worth watching for one lease, even past the deadline
             watched_until = time.monotonic() + watch.remaining(holder)
@@ -345,11 +365,14 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
             if holder.lease_seconds is None:
                 hint = f"or if that process is dead run `qrepl unlock --schema {wh.schema}`"
             else:
-                hint = (f"if that process is dead its lease expires once it stays unrenewed for {holder.lease_seconds} s "
-                        f"and the lock is then recovered (qrepl run --wait {holder.lease_seconds * 2})")
+                hint = (
+                    f"if that process is dead its lease expires once it stays unrenewed for {holder.lease_seconds} s "
+                    f"and the lock is then recovered (qrepl run --wait {holder.lease_seconds * 2})"
+                )
             raise RunLocked(
                 f"the queue reader of schema {wh.schema} is already running ({holder.holder}, since "
-                f"{holder.acquired_at}); wait for it (qrepl run --wait SECONDS), {hint}")
+                f"{holder.acquired_at}); wait for it (qrepl run --wait SECONDS), {hint}"
+            )
         if not announced:
             echo(f"waiting for the queue reader that holds the lock ({holder.holder}) ...")
             announced = True

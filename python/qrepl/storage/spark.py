@@ -55,24 +55,39 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """ + "".join(
     f"logger.q{i}.name = {name}\nlogger.q{i}.level = error\n"
-    for i, name in enumerate([
-        "org.apache.hadoop.hive.metastore.ObjectStore", "org.apache.hadoop.hive.conf.HiveConf",
-        "org.apache.spark.sql.SparkSession", "org.apache.hadoop.util.NativeCodeLoader",
-        "DataNucleus", "org.datanucleus", "org.apache.hadoop.hive.metastore.RetryingHMSHandler",
-        "org.apache.spark.sql.hive.HiveUtils", "org.apache.hadoop.hive.metastore.HiveMetaStore",
-        "org.apache.spark.sql.hive.client", "org.apache.iceberg.hive.MetastoreLock",
-        "org.apache.spark.sql.execution.datasources.v2", "org.apache.spark.util.Utils",
-        "org.apache.hadoop.hive.ql.session.SessionState", "org.apache.spark.sql.internal.SharedState",
-        "org.apache.iceberg.spark.source", "org.apache.spark.sql.catalyst.analysis",
-        "org.apache.spark.sql.execution.CacheManager", "org.apache.iceberg.BaseMetastoreCatalog",
-        "org.apache.spark.sql.hive.thriftserver", "org.apache.hive.service",
-        "org.apache.spark.scheduler.TaskSetManager", "org.apache.spark.storage.BlockManager",
-        # "Fair Scheduler configuration file not found": pools take their defaults, as meant
-        "org.apache.spark.scheduler.FairSchedulableBuilder",
-        # what qrepl's own processes silence with setLogLevel("ERROR") once the session is up,
-        # and plain dbt (profiles.yml) would print at every model
-        "org.apache.spark.sql.execution.window.WindowExec", "org.apache.spark.sql.catalyst.util.SparkStringUtils",
-    ])
+    for i, name in enumerate(
+        [
+            "org.apache.hadoop.hive.metastore.ObjectStore",
+            "org.apache.hadoop.hive.conf.HiveConf",
+            "org.apache.spark.sql.SparkSession",
+            "org.apache.hadoop.util.NativeCodeLoader",
+            "DataNucleus",
+            "org.datanucleus",
+            "org.apache.hadoop.hive.metastore.RetryingHMSHandler",
+            "org.apache.spark.sql.hive.HiveUtils",
+            "org.apache.hadoop.hive.metastore.HiveMetaStore",
+            "org.apache.spark.sql.hive.client",
+            "org.apache.iceberg.hive.MetastoreLock",
+            "org.apache.spark.sql.execution.datasources.v2",
+            "org.apache.spark.util.Utils",
+            "org.apache.hadoop.hive.ql.session.SessionState",
+            "org.apache.spark.sql.internal.SharedState",
+            "org.apache.iceberg.spark.source",
+            "org.apache.spark.sql.catalyst.analysis",
+            "org.apache.spark.sql.execution.CacheManager",
+            "org.apache.iceberg.BaseMetastoreCatalog",
+            "org.apache.spark.sql.hive.thriftserver",
+            "org.apache.hive.service",
+            "org.apache.spark.scheduler.TaskSetManager",
+            "org.apache.spark.storage.BlockManager",
+            # "Fair Scheduler configuration file not found": pools take their defaults, as meant
+            "org.apache.spark.scheduler.FairSchedulableBuilder",
+            # what qrepl's own processes silence with setLogLevel("ERROR") once the session is up,
+            # and plain dbt (profiles.yml) would print at every model
+            "org.apache.spark.sql.execution.window.WindowExec",
+            "org.apache.spark.sql.catalyst.util.SparkStringUtils",
+        ]
+    )
 )
 
 
@@ -132,8 +147,10 @@ def ensure_secret(path: Path) -> str:
 def read_secret(path: Path) -> str:
     mode = path.stat().st_mode
     if mode & 0o077:
-        raise RuntimeError(f"{path} is readable by other users (mode {oct(mode & 0o777)}): "
-                           "a secret file must be owner-only (chmod 600, and rotate the secret)")
+        raise RuntimeError(
+            f"{path} is readable by other users (mode {oct(mode & 0o777)}): "
+            "a secret file must be owner-only (chmod 600, and rotate the secret)"
+        )
     value = path.read_text().strip()
     if not value:
         raise RuntimeError(f"{path} is empty")
@@ -169,8 +186,10 @@ def warehouse_dir(state: Path) -> str:
 def postgresql_jdbc_jar() -> Path:
     jar = Path(os.environ.get("QREPL_METASTORE_JDBC_JAR", POSTGRESQL_JDBC_JAR))
     if not jar.exists():
-        raise RuntimeError(f"PostgreSQL JDBC driver missing: {jar} (run `make metastore-driver`, "
-                           "i.e. apt-get install libpostgresql-jdbc-java, or set QREPL_METASTORE_JDBC_JAR)")
+        raise RuntimeError(
+            f"PostgreSQL JDBC driver missing: {jar} (run `make metastore-driver`, "
+            "i.e. apt-get install libpostgresql-jdbc-java, or set QREPL_METASTORE_JDBC_JAR)"
+        )
     return jar
 
 
@@ -186,8 +205,10 @@ def postgresql_metastore(url: str) -> tuple[str, str | None, str | None]:
         return url, None, None
     parts = urlsplit(url)
     if parts.scheme not in ("postgresql", "postgres") or not parts.hostname or not parts.path.strip("/"):
-        raise RuntimeError(f"QREPL_METASTORE must look like postgresql://user:password@host:port/database "
-                           f"or jdbc:postgresql://host:port/database, got {url.split('@')[-1]!r}")
+        raise RuntimeError(
+            f"QREPL_METASTORE must look like postgresql://user:password@host:port/database "
+            f"or jdbc:postgresql://host:port/database, got {url.split('@')[-1]!r}"
+        )
     port = f":{parts.port}" if parts.port else ""
     jdbc = f"jdbc:postgresql://{parts.hostname}{port}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     user = unquote(parts.username) if parts.username else None
@@ -199,10 +220,12 @@ def metastore_conf(state: Path) -> dict[str, str]:
     """Hive metastore connection: Derby in the state dir, or the shared PostgreSQL one."""
     url = metastore_url()
     if url is None:
-        return {"spark.hadoop.javax.jdo.option.ConnectionURL":
-                # relative to derby.system.home, the state dir (spark.driver.extraJavaOptions): the
-                # same text in profiles.yml, whose state dir may be relative to the checkout
-                "jdbc:derby:;databaseName=metastore_db;create=true"}
+        return {
+            "spark.hadoop.javax.jdo.option.ConnectionURL":
+            # relative to derby.system.home, the state dir (spark.driver.extraJavaOptions): the
+            # same text in profiles.yml, whose state dir may be relative to the checkout
+            "jdbc:derby:;databaseName=metastore_db;create=true"
+        }
     jdbc, user, password = postgresql_metastore(url)
     conf = {
         "spark.hadoop.javax.jdo.option.ConnectionURL": jdbc,
@@ -278,9 +301,9 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # calling thread; in its worker pool the caller polls for them in 10 ms sleeps, about
         # 0.5 s of every run here (a run's tables have few manifests each; docs/stack.md note 26)
         "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dderby.system.home={state} "
-                                         "-Dderby.stream.error.file=derby.log "  # in derby.system.home
-                                         "-Diceberg.scan.plan-in-worker-pool=false "
-                                         f"-Dlog4j2.configurationFile={state / 'conf' / 'log4j2.properties'}",
+        "-Dderby.stream.error.file=derby.log "  # in derby.system.home
+        "-Diceberg.scan.plan-in-worker-pool=false "
+        f"-Dlog4j2.configurationFile={state / 'conf' / 'log4j2.properties'}",
         "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
         # a link write_spark_conf_dir keeps pointing at iceberg_jar(): profiles.yml names the
         # same path, so plain dbt needs no path into the venv
@@ -295,8 +318,11 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # Spark 3's, pyarrow's): read and write them as they are. The default refuses a date
         # before 1582-10-15 or a timestamp before 1900 in a file without Spark 3's own marker,
         # which is every Iceberg data file the publisher's trigger reads (docs/stack.md 37)
-        **{f"spark.sql.parquet.{kind}RebaseModeIn{way}": "CORRECTED"
-           for kind in ("datetime", "int96") for way in ("Read", "Write")},
+        **{
+            f"spark.sql.parquet.{kind}RebaseModeIn{way}": "CORRECTED"
+            for kind in ("datetime", "int96")
+            for way in ("Read", "Write")
+        },
         # dbt-spark's incremental models insert from SQL temporary views (`<model>__dbt_tmp`);
         # keeping each view's analyzed plan spares re-resolving (and reloading) every Iceberg
         # table underneath when the view is read
@@ -402,7 +428,7 @@ def hive_conf(spark, state: Path | None = None):
     conf = spark._jvm.org.apache.hadoop.hive.conf.HiveConf()
     for k, v in spark_conf(state).items():
         if k.startswith("spark.hadoop."):
-            conf.set(k[len("spark.hadoop."):], v)
+            conf.set(k[len("spark.hadoop.") :], v)
     return conf
 
 
@@ -410,8 +436,9 @@ def _ensure_hive_lock_tables(spark, state: Path) -> None:
     """Iceberg's Hive locks stay ON; they need HMS transaction tables, created once per metastore."""
     url = metastore_url()
     # one marker per metastore: a state dir may point at several over its life
-    marker = state / (".hive_txn_tables" if url is None
-                      else f".hive_txn_tables_{hashlib.sha256(url.encode()).hexdigest()[:12]}")
+    marker = state / (
+        ".hive_txn_tables" if url is None else f".hive_txn_tables_{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+    )
     if marker.exists():
         return
     spark.sql("show databases").collect()  # boots the metastore so it has its schema
@@ -480,13 +507,16 @@ def _create_postgresql_lock_tables(spark, url: str) -> None:
 # when it creates tables without constraints: without it two JVMs creating the same database
 # or table at once both succeed (duplicate rows), and qrepl's run lock, a table only one
 # creator may create, would not be exclusive.
-METASTORE_UNIQUE_KEYS = [("qrepl_unique_database", "dbs", ("name",)),
-                         ("qrepl_unique_table", "tbls", ("db_id", "tbl_name"))]
+METASTORE_UNIQUE_KEYS = [
+    ("qrepl_unique_database", "dbs", ("name",)),
+    ("qrepl_unique_table", "tbls", ("db_id", "tbl_name")),
+]
 
 
 def _ensure_metastore_unique_keys(spark, url: str) -> None:
     conn = _postgresql_connection(spark, url)
     try:
+
         def actual(query: str, *args: str) -> str:
             ps = conn.prepareStatement(query)
             for i, a in enumerate(args, 1):
@@ -500,14 +530,24 @@ def _ensure_metastore_unique_keys(spark, url: str) -> None:
 
         stmt = conn.createStatement()
         for index, table, columns in METASTORE_UNIQUE_KEYS:
-            name = actual("select table_name from information_schema.tables where lower(table_name) = ? "
-                          "and table_schema = current_schema()", table)
-            cols = [actual("select column_name from information_schema.columns where table_name = ? "
-                           "and lower(column_name) = ? and table_schema = current_schema()", name, c)
-                    for c in columns]
+            name = actual(
+                "select table_name from information_schema.tables where lower(table_name) = ? "
+                "and table_schema = current_schema()",
+                table,
+            )
+            cols = [
+                actual(
+                    "select column_name from information_schema.columns where table_name = ? "
+                    "and lower(column_name) = ? and table_schema = current_schema()",
+                    name,
+                    c,
+                )
+                for c in columns
+            ]
             # identifiers read back from the catalog and checked above, quoted as found
-            stmt.execute(f'create unique index if not exists {index} on "{name}" ('
-                         + ", ".join(f'"{c}"' for c in cols) + ")")
+            stmt.execute(
+                f'create unique index if not exists {index} on "{name}" (' + ", ".join(f'"{c}"' for c in cols) + ")"
+            )
         stmt.close()
     finally:
         conn.close()
@@ -547,8 +587,10 @@ def init_metastore() -> None:
     ]:
         spark.sql(statement).collect()
     _ensure_metastore_unique_keys(spark, metastore_url())
-    print(f"metastore ready: {spark.conf.get('spark.hadoop.javax.jdo.option.ConnectionURL')}, "
-          f"warehouse {spark.conf.get('spark.sql.warehouse.dir')}")
+    print(
+        f"metastore ready: {spark.conf.get('spark.hadoop.javax.jdo.option.ConnectionURL')}, "
+        f"warehouse {spark.conf.get('spark.sql.warehouse.dir')}"
+    )
 
 
 def launch_settings() -> str:

@@ -19,8 +19,11 @@ def property_refusal(spark, table: str) -> str | None:
     """What of `table`'s format properties qrepl cannot read (`table` validated by the caller),
     or None: a metadata read only."""
     props = _properties(spark, table)
-    unreadable = [f"{p}={props[p]}" for p in FORMAT_PROPERTIES
-                  if p in props and str(props[p]).strip().lower() not in READABLE_FORMATS]
+    unreadable = [
+        f"{p}={props[p]}"
+        for p in FORMAT_PROPERTIES
+        if p in props and str(props[p]).strip().lower() not in READABLE_FORMATS
+    ]
     return ", ".join(unreadable) or None
 
 
@@ -33,16 +36,20 @@ def format_refusal(spark, table: str) -> str | None:
     if unreadable:
         found.append(f"table property {unreadable}")
     if _is_iceberg(spark, table):
-        formats = sorted({str(r[0]).lower() for r in spark.sql(
-            f"select distinct file_format from {table}.files").collect()} - set(READABLE_FORMATS))
+        formats = sorted(
+            {str(r[0]).lower() for r in spark.sql(f"select distinct file_format from {table}.files").collect()}
+            - set(READABLE_FORMATS)
+        )
         if formats:
             found.append(f"{', '.join(formats)} data files")
     if not found:
         return None
-    return (f"table {table} holds or writes a file format qrepl cannot read ({'; '.join(found)}): qrepl reads "
-            f"{' and '.join(f.capitalize() if f == 'parquet' else f.upper() for f in READABLE_FORMATS)} files; "
-            f"set its format properties to parquet and rewrite its files (rewrite_data_files with "
-            f"'rewrite-all'='true') before publishing it")
+    return (
+        f"table {table} holds or writes a file format qrepl cannot read ({'; '.join(found)}): qrepl reads "
+        f"{' and '.join(f.capitalize() if f == 'parquet' else f.upper() for f in READABLE_FORMATS)} files; "
+        f"set its format properties to parquet and rewrite its files (rewrite_data_files with "
+        f"'rewrite-all'='true') before publishing it"
+    )
 
 
 def run_refusal(spark, table: str) -> str | None:
@@ -54,9 +61,11 @@ def run_refusal(spark, table: str) -> str | None:
     unreadable = property_refusal(spark, table)
     if not unreadable:
         return None
-    return (f"publisher table {table} now writes a file format qrepl cannot read ({unreadable}): set it back "
-            f"to parquet or orc and rewrite any files written since (rewrite_data_files with 'rewrite-all'='true') "
-            f"before the next run")
+    return (
+        f"publisher table {table} now writes a file format qrepl cannot read ({unreadable}): set it back "
+        f"to parquet or orc and rewrite any files written since (rewrite_data_files with 'rewrite-all'='true') "
+        f"before the next run"
+    )
 
 
 def _is_iceberg(spark, table: str) -> bool:

@@ -38,8 +38,10 @@ IMMEDIATE_REJECTIONS_SCHEMA = (
 )
 # identity ranges (identity_ranges.py): a per-article mark row (owner `*`) and one row per owner's
 # range; token: the last compare-and-swap's own id, claimed: the highest value given from the range
-IDENTITY_RANGES_SCHEMA = ("article STRING, owner STRING, range_start BIGINT, range_end BIGINT, assigned_at TIMESTAMP, "
-                          "token STRING, claimed BIGINT")
+IDENTITY_RANGES_SCHEMA = (
+    "article STRING, owner STRING, range_start BIGINT, range_end BIGINT, assigned_at TIMESTAMP, "
+    "token STRING, claimed BIGINT"
+)
 # added after the first release: a table created before gets them on first use (identity_ranges.py)
 IDENTITY_RANGES_LATE_COLUMNS = {"token": "STRING", "claimed": "BIGINT"}
 # which publisher snapshot each replica table reflects (replica.py), and the snapshots a

@@ -45,8 +45,12 @@ QUEUE_COLUMNS = columns(QUEUE_SCHEMA)
 SUBSCRIPTION_MODE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING"}
 # added after the first release: a store created before gets them on first use (null = the
 # default table, no identity, no stamped column; docs/spec.md §3)
-ARTICLE_LATE_COLUMNS = {"table_name": "STRING", "identity_column": "STRING", "identity_range": "BIGINT",
-                        "stamped_column": "STRING"}
+ARTICLE_LATE_COLUMNS = {
+    "table_name": "STRING",
+    "identity_column": "STRING",
+    "identity_range": "BIGINT",
+    "stamped_column": "STRING",
+}
 # the table property marking a table published in place by a publication: `<schema>.<publication>`
 PUBLISHED_BY = "qrepl.publication"
 
@@ -122,15 +126,19 @@ class Warehouse:
         written by macros/stamp/qrepl_stamp_publisher.sql)."""
         if not self.exists("publisher_stamps"):
             return {}
-        rows = self.spark.sql(f"select article, max_by(snapshot_id, stamp_seq) as snapshot_id "
-                              f"from {self.table('publisher_stamps')} group by article").collect()
+        rows = self.spark.sql(
+            f"select article, max_by(snapshot_id, stamp_seq) as snapshot_id "
+            f"from {self.table('publisher_stamps')} group by article"
+        ).collect()
         return {r.article: r.snapshot_id for r in rows}
 
     def exists(self, name: str) -> bool:
         return self.spark.catalog.tableExists(self.table(name))
 
     def _create(self, name: str, ddl: str) -> None:
-        self.spark.sql(f"create table if not exists {self.table(name)} ({ddl}) using iceberg tblproperties ({ICEBERG_PROPS})")
+        self.spark.sql(
+            f"create table if not exists {self.table(name)} ({ddl}) using iceberg tblproperties ({ICEBERG_PROPS})"
+        )
 
     def create_own(self, name: str) -> None:
         """Create, if missing, one of the Python layer's own tables (qrepl.storage.tables)."""
@@ -176,8 +184,10 @@ class Warehouse:
             for t in self.spark.catalog.listTables(self.schema):
                 if not t.isTemporary:
                     kind = "view" if t.tableType == "VIEW" else "table"
-                    self.spark.sql(f"drop {kind} if exists {self.schema}.{check_identifier(t.name, 'table')}"
-                                   + (" purge" if kind == "table" else ""))
+                    self.spark.sql(
+                        f"drop {kind} if exists {self.schema}.{check_identifier(t.name, 'table')}"
+                        + (" purge" if kind == "table" else "")
+                    )
             self.spark.sql(f"drop database if exists {self.schema} cascade")
 
     def read_publication(self) -> Publication | None:
@@ -189,8 +199,11 @@ class Warehouse:
         p = rows[0]
         articles = []
         for a in self.spark.table(self.table("qrepl_articles")).orderBy("ordinal").collect():
-            article = {"name": a.article, "key": list(a.key_columns or []),
-                       "columns": dict(zip(a.column_names or [], a.column_types or []))}
+            article = {
+                "name": a.article,
+                "key": list(a.key_columns or []),
+                "columns": dict(zip(a.column_names or [], a.column_types or [])),
+            }
             row = a.asDict()
             if row.get("table_name") is not None:
                 article["table"] = row["table_name"]
@@ -202,12 +215,19 @@ class Warehouse:
         # validated as on creation: the config tables can be written by anyone with access, and
         # these names reach SQL text (the dbt macros check them again when they read them)
         try:
-            return publication_from_dict({"publication": p.publication, "policy": p.policy,
-                                          "conflict_retention_days": p.conflict_retention_days,
-                                          "centralized_conflicts": p.centralized_conflicts, "articles": articles})
+            return publication_from_dict(
+                {
+                    "publication": p.publication,
+                    "policy": p.policy,
+                    "conflict_retention_days": p.conflict_retention_days,
+                    "centralized_conflicts": p.centralized_conflicts,
+                    "articles": articles,
+                }
+            )
         except ConfigError as exc:
-            raise ConfigError(f"{self.table('qrepl_publication')} / {self.table('qrepl_articles')} hold an invalid "
-                              f"publication: {exc}") from exc
+            raise ConfigError(
+                f"{self.table('qrepl_publication')} / {self.table('qrepl_articles')} hold an invalid publication: {exc}"
+            ) from exc
 
     def _foreign_qrepl_table(self, article: Article, table: str) -> str | None:
         """Why `table` may not be published: it is one of another publication's own tables, or
@@ -236,7 +256,8 @@ class Warehouse:
         if existing and existing.policy != pub.policy and self.subscription_count() > 0:
             raise ConfigError(
                 f"publication {existing.name} has subscriptions: its policy cannot change from "
-                f"{existing.policy} to {pub.policy} (drop the subscriptions first)")
+                f"{existing.policy} to {pub.policy} (drop the subscriptions first)"
+            )
         if existing and existing.name != pub.name:
             raise ConfigError(f"schema {self.schema} already holds publication {existing.name}")
         tables: dict[str, str] = {}
@@ -247,21 +268,37 @@ class Warehouse:
             tables[table] = article.name
             before = existing.article(article.name) if existing else None
             if before is not None and self.article_table(before).lower() != table:
-                raise ConfigError(f"article {article.name}: its table cannot change from {self.article_table(before)} "
-                                  f"to {self.article_table(article)} (declare a new article)")
+                raise ConfigError(
+                    f"article {article.name}: its table cannot change from {self.article_table(before)} "
+                    f"to {self.article_table(article)} (declare a new article)"
+                )
             # before any write: a table belongs to one publication
             owner = self.published_by(table) if self.spark.catalog.tableExists(table) else None
             if owner is not None and owner != f"{self.schema}.{pub.name}":
-                raise ConfigError(f"article {article.name}: table {self.article_table(article)} is already published "
-                                  f"by publication {owner} (a table belongs to one publication)")
+                raise ConfigError(
+                    f"article {article.name}: table {self.article_table(article)} is already published "
+                    f"by publication {owner} (a table belongs to one publication)"
+                )
         for article in pub.articles:
             self._publish_article(article, existing.article(article.name) if existing else None, pub.name)
         self.spark.createDataFrame(
             [(pub.name, pub.policy, pub.conflict_retention_days, pub.centralized_conflicts)], PUBLICATION_SCHEMA
         ).writeTo(self.table("qrepl_publication")).overwritePartitions()
         self.spark.createDataFrame(
-            [(a.name, i, list(a.key), list(a.columns), list(a.columns.values()), a.table,
-              a.identity, a.identity_range if a.identity else None, a.stamped) for i, a in enumerate(pub.articles)],
+            [
+                (
+                    a.name,
+                    i,
+                    list(a.key),
+                    list(a.columns),
+                    list(a.columns.values()),
+                    a.table,
+                    a.identity,
+                    a.identity_range if a.identity else None,
+                    a.stamped,
+                )
+                for i, a in enumerate(pub.articles)
+            ],
             ARTICLES_SCHEMA,
         ).writeTo(self.table("qrepl_articles")).overwritePartitions()
 
@@ -294,11 +331,15 @@ class Warehouse:
         props = f"{ICEBERG_PROPS}, '{PUBLISHED_BY}'='{mark}'"
         if not self.spark.catalog.tableExists(table):
             if article.table:
-                raise ConfigError(f"article {article.name}: no table {table} (an article's table: names an "
-                                  f"existing table; leave it out to have the publication create one)")
+                raise ConfigError(
+                    f"article {article.name}: no table {table} (an article's table: names an "
+                    f"existing table; leave it out to have the publication create one)"
+                )
             cols = ", ".join(f"{c} {t.upper()}" for c, t in article.columns.items())
-            self.spark.sql(f"create table if not exists {table} ({cols}, msrepl_tran_version STRING) "
-                           f"using iceberg tblproperties ({props})")
+            self.spark.sql(
+                f"create table if not exists {table} ({cols}, msrepl_tran_version STRING) "
+                f"using iceberg tblproperties ({props})"
+            )
             return
         have = self.columns_of(table)
         have.pop("msrepl_tran_version", None)
@@ -306,21 +347,32 @@ class Warehouse:
         added: list[str] = []  # columns this change adds to a published article
         if declared_before is not None:  # a publication changed: columns may only be added
             before = declared_before.columns
-            problems += [f"column {c} removed (a published column cannot be dropped)"
-                         for c in before if c not in article.columns]
-            problems += [f"column {c} retyped from {before[c]} to {article.columns[c]} (a published column "
-                         f"keeps its type)" for c in before if c in article.columns and before[c] != article.columns[c]]
+            problems += [
+                f"column {c} removed (a published column cannot be dropped)" for c in before if c not in article.columns
+            ]
+            problems += [
+                f"column {c} retyped from {before[c]} to {article.columns[c]} (a published column keeps its type)"
+                for c in before
+                if c in article.columns and before[c] != article.columns[c]
+            ]
             added = [c for c in article.columns if c not in before]
-        problems += [f"column {c} is {have[c]} in the table, {t} in the declaration"
-                     for c, t in article.columns.items() if c in have and have[c] != t]
-        problems += [f"column {c} is declared but not in the table" for c in article.columns
-                     if c not in have and c not in added]
-        problems += [f"column {c} ({t}) is in the table but not declared" for c, t in have.items()
-                     if c not in article.columns]
+        problems += [
+            f"column {c} is {have[c]} in the table, {t} in the declaration"
+            for c, t in article.columns.items()
+            if c in have and have[c] != t
+        ]
+        problems += [
+            f"column {c} is declared but not in the table" for c in article.columns if c not in have and c not in added
+        ]
+        problems += [
+            f"column {c} ({t}) is in the table but not declared" for c, t in have.items() if c not in article.columns
+        ]
         if problems:
-            raise ConfigError(f"article {article.name}: table {table} does not match the "
-                              f"declaration: {'; '.join(problems)} (`qrepl publication describe --table "
-                              f"{table}` writes a declaration from the table)")
+            raise ConfigError(
+                f"article {article.name}: table {table} does not match the "
+                f"declaration: {'; '.join(problems)} (`qrepl publication describe --table "
+                f"{table}` writes a declaration from the table)"
+            )
         if "msrepl_tran_version" not in self.columns_of(table):
             self.spark.sql(f"alter table {table} add column msrepl_tran_version string")
         if added:  # the publisher table, then every replica of it; each only where it is missing, so
@@ -328,8 +380,9 @@ class Warehouse:
             for target in [table] + self._replica_tables(article.name):
                 missing = [c for c in added if c not in self.columns_of(target)]
                 for c in missing:
-                    self.spark.sql(f"alter table {target} add column {check_identifier(c, 'column')} "
-                                   f"{article.columns[c]}")
+                    self.spark.sql(
+                        f"alter table {target} add column {check_identifier(c, 'column')} {article.columns[c]}"
+                    )
         self.spark.sql(f"alter table {table} set tblproperties ({props})")
 
     def unpublish_tables(self) -> None:
@@ -339,14 +392,17 @@ class Warehouse:
         pub = self.read_publication()
         for article in pub.articles if pub else []:
             table = self.article_table(article)
-            if table.split(".")[0].lower() != self.schema.lower() and self.spark.catalog.tableExists(table) \
-                    and self.published_by(table) == f"{self.schema}.{pub.name}":
+            if (
+                table.split(".")[0].lower() != self.schema.lower()
+                and self.spark.catalog.tableExists(table)
+                and self.published_by(table) == f"{self.schema}.{pub.name}"
+            ):
                 self.spark.sql(f"alter table {table} unset tblproperties if exists ('{PUBLISHED_BY}')")
 
     def _replica_tables(self, article: str) -> list[str]:
         """The article's table in every subscriber's replica schema that has it."""
         tables = []
-        for sub in (self.subscriptions() if self.exists("subscriptions") else []):
+        for sub in self.subscriptions() if self.exists("subscriptions") else []:
             table = f"{self.schema}__{check_identifier(sub['subscriber'], 'subscriber')}.{check_identifier(article, 'article')}"
             if self.spark.catalog.tableExists(table):
                 tables.append(table)
@@ -377,8 +433,10 @@ class Warehouse:
         return s
 
     def subscriptions(self) -> list[dict]:
-        return [self._subscription_row(r)
-                for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()]
+        return [
+            self._subscription_row(r)
+            for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()
+        ]
 
     def subscription(self, subscriber: str) -> dict | None:
         subscriptions = self.spark.table(self.table("subscriptions"))
@@ -402,9 +460,20 @@ class Warehouse:
             raise ConfigError(f"subscriber {sorted(existing)[0]} is already subscribed to {pub.name}")
         dropped = self.dropped_generations()
         self.spark.createDataFrame(
-            [(s, pub.name, "active", dropped[s] + 1 if s in dropped else 0, None, None, update_mode,
-              initial_current_mode(update_mode))
-             for s in subscribers], SUBSCRIPTIONS_SCHEMA
+            [
+                (
+                    s,
+                    pub.name,
+                    "active",
+                    dropped[s] + 1 if s in dropped else 0,
+                    None,
+                    None,
+                    update_mode,
+                    initial_current_mode(update_mode),
+                )
+                for s in subscribers
+            ],
+            SUBSCRIPTIONS_SCHEMA,
         ).writeTo(self.table("subscriptions")).append()
 
     def dropped_generations(self) -> dict[str, int]:
@@ -418,9 +487,11 @@ class Warehouse:
         """Record how a failover subscription captures now (queued or immediate)."""
         self.ensure_subscription_columns()
         view = self._temp_view([(subscriber, current_mode)], "subscriber STRING, current_mode STRING")
-        self.spark.sql(f"merge into {self.table('subscriptions')} as target using {view} as source "
-                       f"on target.subscriber = source.subscriber "
-                       f"when matched then update set target.current_mode = source.current_mode")
+        self.spark.sql(
+            f"merge into {self.table('subscriptions')} as target using {view} as source "
+            f"on target.subscriber = source.subscriber "
+            f"when matched then update set target.current_mode = source.current_mode"
+        )
 
     def drop_subscription(self, subscriber: str) -> None:
         """Unsubscribe, keeping the generation in a tombstone first (a crash in between leaves
@@ -429,17 +500,21 @@ class Warehouse:
         if not sub:
             raise ConfigError(f"no subscription for subscriber {subscriber}")
         self.create_own("subscription_tombstones")
-        self.spark.createDataFrame([(subscriber, sub["generation"], datetime.utcnow())], SUBSCRIPTION_TOMBSTONES_SCHEMA) \
-            .writeTo(self.table("subscription_tombstones")).append()
+        self.spark.createDataFrame(
+            [(subscriber, sub["generation"], datetime.utcnow())], SUBSCRIPTION_TOMBSTONES_SCHEMA
+        ).writeTo(self.table("subscription_tombstones")).append()
         view = self._temp_view([{"subscriber": subscriber}], "subscriber STRING")
         self.spark.sql(f"delete from {self.table('subscriptions')} where subscriber in (select subscriber from {view})")
 
-    def update_subscription(self, subscriber: str, status: str, generation: int,
-                            requested_at: datetime | None, reason: str | None) -> None:
-        view = self._temp_view([(subscriber, status, generation, requested_at, reason)],
-                               "subscriber STRING, status STRING, generation INT, reinit_requested_at TIMESTAMP, reinit_reason STRING")
+    def update_subscription(
+        self, subscriber: str, status: str, generation: int, requested_at: datetime | None, reason: str | None
+    ) -> None:
+        view = self._temp_view(
+            [(subscriber, status, generation, requested_at, reason)],
+            "subscriber STRING, status STRING, generation INT, reinit_requested_at TIMESTAMP, reinit_reason STRING",
+        )
         self.spark.sql(f"""
-            merge into {self.table('subscriptions')} as target using {view} as source
+            merge into {self.table("subscriptions")} as target using {view} as source
             on target.subscriber = source.subscriber
             when matched then update set target.status = source.status, target.generation = source.generation,
                 target.reinit_requested_at = source.reinit_requested_at, target.reinit_reason = source.reinit_reason
@@ -450,7 +525,9 @@ class Warehouse:
         pub = self.require_publication()
         article = pub.article(name)
         if article is None:
-            raise ConfigError(f"unknown article {name!r} (publication {pub.name} has {', '.join(a.name for a in pub.articles)})")
+            raise ConfigError(
+                f"unknown article {name!r} (publication {pub.name} has {', '.join(a.name for a in pub.articles)})"
+            )
         return article
 
     def _article_ddl(self, article: Article) -> str:
@@ -466,8 +543,10 @@ class Warehouse:
             return
         view = self._temp_view(typed, self._article_ddl(article))
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
-                       f"using {view} as source on {on} when matched then update set * when not matched then insert *")
+        self.spark.sql(
+            f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
+            f"using {view} as source on {on} when matched then update set * when not matched then insert *"
+        )
 
     def delete_rows(self, article_name: str, keys: Iterable[dict[str, Any]], point: str = "") -> None:
         article = self.article(article_name)
@@ -476,8 +555,10 @@ class Warehouse:
             return
         view = self._temp_view(rows, article.key_ddl)
         on = " and ".join(f"target.{k} = source.{k}" for k in article.key)
-        self.spark.sql(f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
-                       f"using {view} as source on {on} when matched then delete")
+        self.spark.sql(
+            f"{point_comment(point) if point else ''}merge into {self.article_table(article)} as target "
+            f"using {view} as source on {on} when matched then delete"
+        )
 
     def outside_write(self, article_name: str, op: str, row: dict[str, Any]) -> None:
         """A write by a writer that knows nothing of qrepl (a scenario's `outside_write`): a
@@ -515,8 +596,9 @@ class Warehouse:
         """One atomic Iceberg commit: a transaction's commands are never partly visible."""
         if not rows:
             return
-        self.spark.createDataFrame([tuple(r.get(c) for c in QUEUE_COLUMNS) for r in rows], QUEUE_SCHEMA) \
-            .writeTo(self.table("replication_queue")).append()
+        self.spark.createDataFrame([tuple(r.get(c) for c in QUEUE_COLUMNS) for r in rows], QUEUE_SCHEMA).writeTo(
+            self.table("replication_queue")
+        ).append()
 
     def rows_of(self, table: str, order_by: str | None = None) -> list[dict]:
         if not self.exists(table):

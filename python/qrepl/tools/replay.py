@@ -24,16 +24,44 @@ OUTPUT_TABLES = ("conflicts", "compensating_commands", "transaction_outcomes", "
 
 # Columns written per output file (docs/spec.md §4 contract columns); row images are parsed JSON.
 OUTPUT_COLUMNS = {
-    "conflicts": ["conflict_id", "batch_id", "publication", "article", "row_key", "subscriber", "tran_id",
-                  "command_seq", "conflict_type", "conflict_type_code", "reason_text", "policy", "winner",
-                  "publisher_row", "subscriber_row", "publisher_version", "old_version", "new_version",
-                  "detected_at"],
+    "conflicts": [
+        "conflict_id",
+        "batch_id",
+        "publication",
+        "article",
+        "row_key",
+        "subscriber",
+        "tran_id",
+        "command_seq",
+        "conflict_type",
+        "conflict_type_code",
+        "reason_text",
+        "policy",
+        "winner",
+        "publisher_row",
+        "subscriber_row",
+        "publisher_version",
+        "old_version",
+        "new_version",
+        "detected_at",
+    ],
     "compensating_commands": ["subscriber", "tran_id", "article", "row_key", "op", "row", "batch_id", "seq"],
     "transaction_outcomes": ["subscriber", "tran_id", "batch_id", "outcome", "policy"],
-    "subscriptions": ["subscriber", "publication", "status", "generation", "reinit_requested_at",
-                      "reinit_reason"],
-    "queue_rejects": ["subscriber", "generation", "tran_id", "tran_seq", "command_seq", "article", "op",
-                      "row_key", "old_version", "new_version", "reason", "batch_id"],
+    "subscriptions": ["subscriber", "publication", "status", "generation", "reinit_requested_at", "reinit_reason"],
+    "queue_rejects": [
+        "subscriber",
+        "generation",
+        "tran_id",
+        "tran_seq",
+        "command_seq",
+        "article",
+        "op",
+        "row_key",
+        "old_version",
+        "new_version",
+        "reason",
+        "batch_id",
+    ],
 }
 SORT_KEYS = {
     "conflicts": ("batch_id", "subscriber", "tran_id", "command_seq"),
@@ -71,8 +99,16 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
     steps = data.get("steps", [])
     if not isinstance(steps, list):
         raise ConfigError(f"scenario {name}: steps must be a list")
-    known = {"publisher_rows", "publisher_change", "outside_write", "enqueue", "commit", "run", "reinitialize",
-             "advance_clock"}
+    known = {
+        "publisher_rows",
+        "publisher_change",
+        "outside_write",
+        "enqueue",
+        "commit",
+        "run",
+        "reinitialize",
+        "advance_clock",
+    }
     for i, step in enumerate(steps, 1):
         if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in known:
             raise ConfigError(f"scenario {name}: step {i} must be one of {sorted(known)}")
@@ -92,15 +128,29 @@ OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
 # compensating command, a publisher change); an outside write due at a point the run did not
 # make fails the replay.
 RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
-    "run_lock": ("before", lambda label: label.split()[:3] == ["python", "create", "table"]
-                 and ".qrepl_run_lock " in label),
-    **{node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
-       for node in ("int_batch_subscriptions", "int_batch_commands", "int_batch_transactions",
-                    "int_queued_commands_judged", "compensating_commands", "conflicts", "publisher_changes",
-                    "transaction_outcomes")},
+    "run_lock": (
+        "before",
+        lambda label: label.split()[:3] == ["python", "create", "table"] and ".qrepl_run_lock " in label,
+    ),
+    **{
+        node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
+        for node in (
+            "int_batch_subscriptions",
+            "int_batch_commands",
+            "int_batch_transactions",
+            "int_queued_commands_judged",
+            "compensating_commands",
+            "conflicts",
+            "publisher_changes",
+            "transaction_outcomes",
+        )
+    },
     # the node's last write, its own table's: after every publisher MERGE and stamp record
-    "batch_applied": ("after", lambda label: label.startswith("model.qrepl.batch_applied ")
-                      and ".batch_applied " in label.removeprefix("model.qrepl.batch_applied ")),
+    "batch_applied": (
+        "after",
+        lambda label: label.startswith("model.qrepl.batch_applied ")
+        and ".batch_applied " in label.removeprefix("model.qrepl.batch_applied "),
+    ),
     "queue_reader_history": ("after", lambda label: label.startswith("model.qrepl.queue_reader_history ")),
 }
 
@@ -198,8 +248,13 @@ class ReferenceBackend:
         }
 
 
-def queue_rows_for(scenario: Scenario, transactions: list[dict], clock: datetime, tran_seqs: dict[str, int],
-                   generation_of: Callable[[str], int]) -> list[dict]:
+def queue_rows_for(
+    scenario: Scenario,
+    transactions: list[dict],
+    clock: datetime,
+    tran_seqs: dict[str, int],
+    generation_of: Callable[[str], int],
+) -> list[dict]:
     """Turn an `enqueue` step into queue rows, exactly as the capture trigger would write them.
 
     Fields are taken as given (a scenario may hold malformed commands on purpose): only the
@@ -226,21 +281,23 @@ def queue_rows_for(scenario: Scenario, transactions: list[dict], clock: datetime
             new_row = cmd.get("new_row_text")
             if new_row is None and row is not None:
                 new_row = dumps(row)
-            rows.append({
-                "subscriber": sub,
-                "generation": generation,
-                "tran_id": tran.get("tran_id"),
-                "tran_seq": tran_seq,
-                "command_seq": seq,
-                "article": cmd.get("article"),
-                "op": cmd.get("op"),
-                "row_key": row_key,
-                "old_version": cmd.get("old_version"),
-                "new_version": cmd.get("new_version"),
-                "new_row": new_row,
-                "old_row": None,
-                "enqueued_at": enqueued_at,
-            })
+            rows.append(
+                {
+                    "subscriber": sub,
+                    "generation": generation,
+                    "tran_id": tran.get("tran_id"),
+                    "tran_seq": tran_seq,
+                    "command_seq": seq,
+                    "article": cmd.get("article"),
+                    "op": cmd.get("op"),
+                    "row_key": row_key,
+                    "old_version": cmd.get("old_version"),
+                    "new_version": cmd.get("new_version"),
+                    "new_row": new_row,
+                    "old_row": None,
+                    "enqueued_at": enqueued_at,
+                }
+            )
     return rows
 
 
@@ -262,7 +319,7 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
         return generations[subscriber]
 
     for step in scenario.steps:
-        (kind, body), = step.items()
+        ((kind, body),) = step.items()
         clock += timedelta(seconds=1)
         if kind != "publisher_change" and pending_changes:
             backend.publisher_changes(pending_changes)
@@ -326,8 +383,9 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
     publisher's trigger gave an outside write (a new uuid on Spark): it is written as
     `(stamped)`, so the two outputs compare."""
     pub = scenario.publication
-    known = (_scenario_versions(scenario.steps, set())
-             if any("outside_write" in step for step in scenario.steps) else None)
+    known = (
+        _scenario_versions(scenario.steps, set()) if any("outside_write" in step for step in scenario.steps) else None
+    )
 
     def version(v: Any) -> Any:
         return STAMPED if known is not None and isinstance(v, str) and v not in known else v
@@ -341,7 +399,8 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
     for article in pub.articles:
         rows = [image(normalize_row(article, r)) for r in outputs["publisher"].get(article.name, [])]
         result[f"publisher/{article.name}"] = sorted(
-            rows, key=lambda r: tuple((v is None, v) for v in (r[k] for k in article.key)))
+            rows, key=lambda r: tuple((v is None, v) for v in (r[k] for k in article.key))
+        )
     for table in OUTPUT_TABLES:
         rows = []
         for raw in outputs[table]:
@@ -357,9 +416,13 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
                 row["publisher_version"] = version(row["publisher_version"])
             rows.append(row)
         keys = SORT_KEYS[table]
-        result[table] = sorted(rows, key=lambda r: tuple((r[k] is None, str(r[k]) if r[k] is not None else "")
-                                                         if not isinstance(r[k], int) else (False, r[k])
-                                                         for k in keys))
+        result[table] = sorted(
+            rows,
+            key=lambda r: tuple(
+                (r[k] is None, str(r[k]) if r[k] is not None else "") if not isinstance(r[k], int) else (False, r[k])
+                for k in keys
+            ),
+        )
     return result
 
 
@@ -459,8 +522,10 @@ class SparkBackend:
         finally:
             faults.disarm()
         if pending:
-            raise ConfigError(f"outside writes during {', '.join(sorted({p for p, _ in pending}))}: "
-                              f"the run made no such write (a run that takes no batch makes fewer)")
+            raise ConfigError(
+                f"outside writes during {', '.join(sorted({p for p, _ in pending}))}: "
+                f"the run made no such write (a run that takes no batch makes fewer)"
+            )
 
     def reinitialize(self, subscriber: str) -> None:
         sub = self.wh.subscription(subscriber)
@@ -498,8 +563,13 @@ class SparkBackend:
         }
 
 
-def replay(paths: Iterable[Path], out_dir: Path, policy: str | None = None, reference: bool = False,
-           progress: Callable[[str], None] | None = None) -> list[Path]:
+def replay(
+    paths: Iterable[Path],
+    out_dir: Path,
+    policy: str | None = None,
+    reference: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Replay scenario files into out_dir/<stem>/; all Spark scenarios share one session."""
     written = []
     for path in paths:

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .replay import (ReferenceBackend, Scenario, SparkBackend, load_scenario, normalized_outputs, play)
+from .replay import ReferenceBackend, Scenario, SparkBackend, load_scenario, normalized_outputs, play
 
 
 def first_run(scenario: Scenario) -> Scenario:
@@ -21,8 +21,9 @@ def first_run(scenario: Scenario) -> Scenario:
 def prepare(path: Path, schema: str) -> None:
     """Everything of the scenario's first run but the run itself, on the embedded Spark."""
     scenario = first_run(load_scenario(path))
-    without_run = Scenario(scenario.name, scenario.publication, scenario.subscribers,
-                           [s for s in scenario.steps if "run" not in s])
+    without_run = Scenario(
+        scenario.name, scenario.publication, scenario.subscribers, [s for s in scenario.steps if "run" not in s]
+    )
     play(without_run, SparkBackend(without_run, schema))
     print(f"prepared {scenario.name} in schema {schema}")
 
@@ -41,8 +42,9 @@ def verify(path: Path, schema: str) -> int:
             print(" expected:", json.dumps(expected[name], default=str)[:2000])
             print(" actual:  ", json.dumps(actual[name], default=str)[:2000])
             return 1
-    print(f"thrift run matches the reference on {scenario.name}: "
-          + ", ".join(f"{k} {len(v)}" for k, v in actual.items()))
+    print(
+        f"thrift run matches the reference on {scenario.name}: " + ", ".join(f"{k} {len(v)}" for k, v in actual.items())
+    )
     return 0
 
 

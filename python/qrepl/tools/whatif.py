@@ -39,12 +39,17 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
         raise ConfigError(f"schema {wh.schema} has no queue-reader runs yet: nothing to replay")
     spark = wh.spark
     history = spark.table(wh.table("queue_reader_history"))
-    runs = {r.batch_id: r.started_at for r in history.where((history.batch_id >= first) & (history.batch_id <= last))
-            .select("batch_id", "started_at").collect()}
+    runs = {
+        r.batch_id: r.started_at
+        for r in history.where((history.batch_id >= first) & (history.batch_id <= last))
+        .select("batch_id", "started_at")
+        .collect()
+    }
     missing = [b for b in range(first, last + 1) if b not in runs]
     if missing:
-        raise ConfigError(f"batch {missing[0]} is not a finished batch of {wh.schema} "
-                          f"(qrepl status shows the last one)")
+        raise ConfigError(
+            f"batch {missing[0]} is not a finished batch of {wh.schema} (qrepl status shows the last one)"
+        )
     cut = spark.table(wh.table("int_batch_subscriptions"))
     # the queue rows each batch took, as it read them (staged: op upper case, versions lower
     # case, which staging them again leaves as they are). Not the queue joined on the command
@@ -55,13 +60,21 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
 
     # each transaction's queue order as the batch cut it (a batch log older than the column has none)
     order = taken.queue_order if "queue_order" in taken.columns else lit(None).cast("bigint")
-    rows = taken.where((taken.batch_id >= first) & (taken.batch_id <= last)) \
-        .select("batch_id", *QUEUE_COLUMNS, order.alias("queue_order")).distinct().collect()
+    rows = (
+        taken.where((taken.batch_id >= first) & (taken.batch_id <= last))
+        .select("batch_id", *QUEUE_COLUMNS, order.alias("queue_order"))
+        .distinct()
+        .collect()
+    )
     batches = []
     for batch_id in range(first, last + 1):
-        subs = [r.asDict() for r in cut.where(cut.batch_id == batch_id)
-                .select("subscriber", "status", "generation").collect()]
-        mine = [{**{c: r[c] for c in QUEUE_COLUMNS}, "queue_order": r.queue_order} for r in rows if r.batch_id == batch_id]
+        subs = [
+            r.asDict()
+            for r in cut.where(cut.batch_id == batch_id).select("subscriber", "status", "generation").collect()
+        ]
+        mine = [
+            {**{c: r[c] for c in QUEUE_COLUMNS}, "queue_order": r.queue_order} for r in rows if r.batch_id == batch_id
+        ]
         batches.append(Batch(batch_id, runs[batch_id], subs, mine))
     return batches
 
@@ -72,18 +85,27 @@ def publisher_before(wh: Warehouse, batch: Batch) -> dict[str, list[dict]]:
     past is gone, and replaying from nothing would report wrong numbers."""
     out = {}
     for article in wh.require_publication().articles:
-        snapshots = {r.snapshot_id: r.parent_id for r in wh.spark.table(f"{wh.article_table(article)}.snapshots")
-                     .select("snapshot_id", "parent_id").collect()}
+        snapshots = {
+            r.snapshot_id: r.parent_id
+            for r in wh.spark.table(f"{wh.article_table(article)}.snapshots")
+            .select("snapshot_id", "parent_id")
+            .collect()
+        }
         history = wh.spark.table(f"{wh.article_table(article)}.history")
-        before = history.where(history.made_current_at <= batch.started_at) \
-            .orderBy(history.made_current_at.desc()).select("snapshot_id").first()
+        before = (
+            history.where(history.made_current_at <= batch.started_at)
+            .orderBy(history.made_current_at.desc())
+            .select("snapshot_id")
+            .first()
+        )
         # a snapshot whose parent is gone: the table's history before it was expired
         expired_past = any(parent is not None and parent not in snapshots for parent in snapshots.values())
         if (before is not None and before.snapshot_id not in snapshots) or (before is None and expired_past):
             raise ConfigError(
                 f"what-if needs article {article.name} as it was when batch {batch.batch_id} started "
                 f"({batch.started_at}), but that snapshot was expired (qrepl maintain): replay later batches only "
-                f"(--batches N..M)")
+                f"(--batches N..M)"
+            )
         rows = readable(table_at(wh, article, before.snapshot_id if before else None), article).collect()
         out[article.name] = [r.asDict() for r in rows]
     return out
@@ -100,8 +122,10 @@ def check_scratch(wh: Warehouse, scratch: str) -> None:
         return
     tables = {t.name for t in spark.catalog.listTables(scratch) if not t.isTemporary}
     if tables and SCRATCH_MARKER not in tables:
-        raise ConfigError(f"schema {scratch} exists and was not made by qrepl whatif (it has no table "
-                          f"{SCRATCH_MARKER}); whatif would drop it: drop or rename it yourself first")
+        raise ConfigError(
+            f"schema {scratch} exists and was not made by qrepl whatif (it has no table "
+            f"{SCRATCH_MARKER}); whatif would drop it: drop or rename it yourself first"
+        )
 
 
 def _follow_subscriptions(backend, batch: Batch) -> None:
@@ -127,8 +151,9 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
                 backend.wh.update_subscription(name, "reinit_pending", sub["generation"], None, "before the what-if")
 
 
-def replay_batches(wh: Warehouse, batches: list[Batch], policy: str, reference: bool,
-                   scratch: str) -> dict[str, list[dict]]:
+def replay_batches(
+    wh: Warehouse, batches: list[Batch], policy: str, reference: bool, scratch: str
+) -> dict[str, list[dict]]:
     """The batches under `policy`, from the publisher before the first one; normalized outputs."""
     live = wh.require_publication()
     # the scratch schema gets its own article tables (named after the articles), never the
@@ -169,15 +194,24 @@ def summarize(outputs: dict[str, list[dict]], pub) -> dict[str, Any]:
     }
 
 
-def whatif(schema: str | None, policies: list[str], first: int, last: int | None = None, reference: bool = False,
-           progress: Progress = lambda _: None) -> dict[str, dict[str, Any]]:
+def whatif(
+    schema: str | None,
+    policies: list[str],
+    first: int,
+    last: int | None = None,
+    reference: bool = False,
+    progress: Progress = lambda _: None,
+) -> dict[str, dict[str, Any]]:
     """Replay batches first..last (default: to the newest) under the publication's own policy
     and each of `policies`; returns per policy its normalized outputs and summary."""
     wh = warehouse(schema)
     live = wh.require_publication()
     if last is None:
-        last = wh.spark.table(wh.table("queue_reader_history")).agg({"batch_id": "max"}).first()[0] \
-            if wh.exists("queue_reader_history") else None
+        last = (
+            wh.spark.table(wh.table("queue_reader_history")).agg({"batch_id": "max"}).first()[0]
+            if wh.exists("queue_reader_history")
+            else None
+        )
         if last is None:
             raise ConfigError(f"schema {wh.schema} has no queue-reader runs yet: nothing to replay")
     if first < 1 or last < first:
@@ -189,8 +223,10 @@ def whatif(schema: str | None, policies: list[str], first: int, last: int | None
     publisher_before(wh, batches[0])  # refused before any replay if that snapshot is gone
     results = {}
     for policy in dict.fromkeys([live.policy, *(normalize_policy(p) for p in policies)]):
-        progress(f"what-if: batches {first}..{last} under {policy} "
-                 f"({'reference' if reference else 'spark + dbt in schema ' + scratch})")
+        progress(
+            f"what-if: batches {first}..{last} under {policy} "
+            f"({'reference' if reference else 'spark + dbt in schema ' + scratch})"
+        )
         outputs = replay_batches(wh, batches, policy, reference, scratch)
         results[policy] = {"outputs": outputs, **summarize(outputs, live)}
     if not reference:
@@ -212,9 +248,9 @@ def whatif_table(results: dict[str, dict[str, Any]], live_policy: str) -> list[s
         lines.append((f"transactions {outcome}", *[str(results[p]["outcomes"][outcome]) for p in policies]))
     for kind in CONFLICT_CODES:
         lines.append((f"conflicts {kind}", *[str(results[p]["conflicts"][kind]) for p in policies]))
-    lines.append((f"rows differing from {live_policy}*", *[str(rows_differing(results[p]["rows"], base))
-                                                           for p in policies]))
+    lines.append(
+        (f"rows differing from {live_policy}*", *[str(rows_differing(results[p]["rows"], base)) for p in policies])
+    )
     lines.append(("subscribers reinitialized", *[", ".join(results[p]["reinit"]) or "-" for p in policies]))
     widths = [max(len(row[i]) for row in lines) for i in range(len(lines[0]))]
     return ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in lines]
-

@@ -17,22 +17,14 @@ import pytest
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[1] / "artifacts"  # screenshots kept by CI
 
-CHROMIUM = (
-    os.environ.get("QREPL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-)
-CHROMEDRIVER = (
-    os.environ.get("QREPL_CHROMEDRIVER")
-    or shutil.which("chromedriver")
-    or "/usr/bin/chromedriver"
-)
+CHROMIUM = os.environ.get("QREPL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("QREPL_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 def _browser_unavailable(reason: str) -> None:
     """Fail loudly by default: a silently skipped browser test hides a broken viewer."""
     if os.environ.get("QREPL_ALLOW_NO_BROWSER") == "1":
-        pytest.skip(
-            f"headless Chromium unavailable (QREPL_ALLOW_NO_BROWSER=1): {reason}"
-        )
+        pytest.skip(f"headless Chromium unavailable (QREPL_ALLOW_NO_BROWSER=1): {reason}")
     pytest.fail(
         f"headless Chromium unavailable: {reason}. Install it with "
         "`apt-get install -y chromium chromium-driver` and `pip install selenium`, "
@@ -73,14 +65,10 @@ def driver() -> Iterator[Any]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:
-        browser = webdriver.Chrome(
-            service=Service(executable_path=CHROMEDRIVER), options=options
-        )
+        browser = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     except WebDriverException as exc:
         shutil.rmtree(profile, ignore_errors=True)
-        _browser_unavailable(
-            f"could not start {CHROMIUM} via {CHROMEDRIVER}: {exc.msg or exc}"
-        )
+        _browser_unavailable(f"could not start {CHROMIUM} via {CHROMEDRIVER}: {exc.msg or exc}")
     browser.set_page_load_timeout(30)
     try:
         yield browser

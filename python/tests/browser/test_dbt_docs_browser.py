@@ -75,15 +75,13 @@ def shown_graph(driver: Any) -> dict[str, Any]:
     """)
 
 
-def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs_url: str,
-                                                                artifacts: Path) -> None:
+def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs_url: str, artifacts: Path) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get("about:blank")
     # the conflicts page with its lineage graph open on `--select +conflicts+`, as a user gets it
     driver.get(docs_url + "#!/model/" + CONFLICTS + "?g_v=1&g_i=%2Bconflicts%2B")
-    WebDriverWait(driver, 60).until(
-        lambda d: (g := shown_graph(d)) and any(n["id"] == QUEUE for n in g["nodes"]))
+    WebDriverWait(driver, 60).until(lambda d: (g := shown_graph(d)) and any(n["id"] == QUEUE for n in g["nodes"]))
     graph = shown_graph(driver)
 
     nodes = {n["id"]: n["label"] for n in graph["nodes"]}
@@ -123,7 +121,9 @@ def test_docs_lineage_graph_shows_queue_to_conflicts_to_viewer(driver: Any, docs
     # the lineage in docs/architecture.md is a copy of it (docs/img/lineage.png)
     import base64
 
-    uri = driver.execute_script("return window.graph.png({output: 'base64uri', full: true, maxWidth: 2400, bg: '#ffffff'});")
+    uri = driver.execute_script(
+        "return window.graph.png({output: 'base64uri', full: true, maxWidth: 2400, bg: '#ffffff'});"
+    )
     assert uri.startswith("data:image/png;base64,")
     graph_png = artifacts / "dbt_docs_lineage_graph.png"
     graph_png.write_bytes(base64.b64decode(uri.split(",", 1)[1]))

@@ -25,9 +25,7 @@ def open_page(driver: Any, url: str) -> None:
     driver.get(url)
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 10).until(
-        lambda d: d.find_element("id", "conflict-count").text.strip()
-    )
+    WebDriverWait(driver, 10).until(lambda d: d.find_element("id", "conflict-count").text.strip())
 
 
 def count_text(driver: Any) -> str:
@@ -35,23 +33,17 @@ def count_text(driver: Any) -> str:
 
 
 def visible_ids(driver: Any) -> list[str]:
-    rows = driver.find_elements(
-        "css selector", "#conflict-table tbody tr[data-conflict-id]"
-    )
+    rows = driver.find_elements("css selector", "#conflict-table tbody tr[data-conflict-id]")
     return [r.get_attribute("data-conflict-id") for r in rows if r.is_displayed()]
 
 
 def column(driver: Any, index: int) -> list[str]:
-    cells = driver.find_elements(
-        "css selector", f"#conflict-table tbody tr td:nth-child({index})"
-    )
+    cells = driver.find_elements("css selector", f"#conflict-table tbody tr td:nth-child({index})")
     return [c.text for c in cells]
 
 
 def severe_console_errors(driver: Any) -> list[str]:
-    return [
-        e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"
-    ]
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
 def test_browser_shows_all_conflicts_and_charts(driver: Any, page_url: str) -> None:
@@ -62,14 +54,9 @@ def test_browser_shows_all_conflicts_and_charts(driver: Any, page_url: str) -> N
     assert visible_ids(driver)[0] == "c6"
     assert not driver.find_element("id", "no-conflicts").is_displayed()
     for chart in ("chart-article", "chart-subscriber", "chart-type"):
-        assert driver.find_elements("css selector", f"#{chart} rect"), (
-            f"{chart} has no bars"
-        )
+        assert driver.find_elements("css selector", f"#{chart} rect"), f"{chart} has no bars"
     # Three days of data -> bars on three distinct days in each chart.
-    days = {
-        r.get_attribute("data-day")
-        for r in driver.find_elements("css selector", "#chart-type rect")
-    }
+    days = {r.get_attribute("data-day") for r in driver.find_elements("css selector", "#chart-type rect")}
     assert days == {"2026-11-20", "2026-11-21", "2026-11-22"}
     assert len(driver.find_elements("css selector", "#chart-type rect")) == 6
     assert severe_console_errors(driver) == []
@@ -97,9 +84,7 @@ def test_browser_filter_by_subscriber_select(driver: Any, page_url: str) -> None
 
 def test_browser_row_click_shows_diff(driver: Any, page_url: str) -> None:
     open_page(driver, page_url)
-    driver.find_element(
-        "css selector", '#conflict-table tr[data-conflict-id="c2"]'
-    ).click()
+    driver.find_element("css selector", '#conflict-table tr[data-conflict-id="c2"]').click()
     detail = driver.find_element("id", "conflict-detail")
     assert "conflict=c2" in driver.current_url
     text = detail.text
@@ -109,35 +94,24 @@ def test_browser_row_click_shows_diff(driver: Any, page_url: str) -> None:
     assert "publisher_wins" in text and "0x000200" in text and "20" in text
 
     def cells(column_name: str) -> list[Any]:
-        return detail.find_elements(
-            "css selector", f'tr[data-column="{column_name}"] td.value'
-        )
+        return detail.find_elements("css selector", f'tr[data-column="{column_name}"] td.value')
 
     for col in ("name", "msrepl_tran_version"):
         assert [("diff" in c.get_attribute("class").split()) for c in cells(col)] == [
             True,
             True,
         ], col
-        marker = detail.find_element(
-            "css selector", f'tr[data-column="{col}"] td.marker'
-        ).text
+        marker = detail.find_element("css selector", f'tr[data-column="{col}"] td.marker').text
         assert "differs" in marker
     for col in ("customer_id", "city"):
         assert [("diff" in c.get_attribute("class").split()) for c in cells(col)] == [
             False,
             False,
         ], col
-        assert (
-            detail.find_element(
-                "css selector", f'tr[data-column="{col}"] td.marker'
-            ).text
-            == ""
-        )
+        assert detail.find_element("css selector", f'tr[data-column="{col}"] td.marker').text == ""
     # Winner column comes first: publisher value left, subscriber value right.
     assert [c.text for c in cells("name")] == ["Alice", "Alicia"]
-    assert "selected" in driver.find_element(
-        "css selector", 'tr[data-conflict-id="c2"]'
-    ).get_attribute("class")
+    assert "selected" in driver.find_element("css selector", 'tr[data-conflict-id="c2"]').get_attribute("class")
 
 
 def test_browser_subscriber_winner_is_left(driver: Any, page_url: str) -> None:
@@ -162,25 +136,15 @@ def test_browser_hash_filters_apply(driver: Any, page_url: str) -> None:
     open_page(driver, page_url + "#subscriber=s2&type=update_update&article=customers")
     assert count_text(driver) == "1 conflict"
     assert visible_ids(driver) == ["c2"]
+    assert Select(driver.find_element("id", "filter-subscriber")).first_selected_option.get_attribute("value") == "s2"
     assert (
-        Select(
-            driver.find_element("id", "filter-subscriber")
-        ).first_selected_option.get_attribute("value")
-        == "s2"
-    )
-    assert (
-        Select(
-            driver.find_element("id", "filter-type")
-        ).first_selected_option.get_attribute("value")
-        == "update_update"
+        Select(driver.find_element("id", "filter-type")).first_selected_option.get_attribute("value") == "update_update"
     )
     # Changing only the hash on a loaded page (shared link pasted) re-filters too.
     driver.execute_script("location.hash = 'from=2026-11-22&to=2026-11-22'")
     assert count_text(driver) == "3 conflicts"
     assert sorted(visible_ids(driver)) == ["c4", "c5", "c6"]
-    assert (
-        driver.find_element("id", "filter-from").get_attribute("value") == "2026-11-22"
-    )
+    assert driver.find_element("id", "filter-from").get_attribute("value") == "2026-11-22"
     assert len(driver.find_elements("css selector", "#chart-article rect")) == 2
 
 
@@ -209,9 +173,7 @@ def test_browser_empty_report(driver: Any, tmp_path: pathlib.Path) -> None:
 
 def test_browser_screenshot(driver: Any, page_url: str, artifacts: pathlib.Path) -> None:
     open_page(driver, page_url)
-    driver.find_element(
-        "css selector", '#conflict-table tr[data-conflict-id="c2"]'
-    ).click()
+    driver.find_element("css selector", '#conflict-table tr[data-conflict-id="c2"]').click()
     target = artifacts / "viewer.png"
     assert driver.save_screenshot(str(target))
     assert target.stat().st_size > 10_000

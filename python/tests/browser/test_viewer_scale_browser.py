@@ -31,8 +31,9 @@ TYPES = ("update_update", "update_missing", "delete_update", "delete_missing", "
 
 @pytest.fixture(scope="module")
 def scale_viewer(spark, tmp_path_factory):
-    wh = customers_publication(spark, SCHEMA, {"publication": "pub_scale", "policy": "publisher_wins",
-                                               "articles": [CUSTOMERS]}, 3)
+    wh = customers_publication(
+        spark, SCHEMA, {"publication": "pub_scale", "policy": "publisher_wins", "articles": [CUSTOMERS]}, 3
+    )
     rare = ", ".join(str(i) for i in RARE)
     types = ", ".join(f"'{t}'" for t in TYPES)
     # Ten batches, seven hours apart (three days); subscribers s0..s6 and the rare one.
@@ -63,14 +64,17 @@ def scale_viewer(spark, tmp_path_factory):
     spark.createDataFrame(
         [(_id(RARE[2]), "subscriber", "subscriber row applied", "dba", "V-resolved")],
         "conflict_id STRING, keep STRING, outcome STRING, resolved_by STRING, written_version STRING",
-    ).selectExpr("*", "timestamp'2026-11-23 12:00:00' as resolved_at") \
-        .writeTo(wh.table("conflict_reviews")).using("iceberg").create()
+    ).selectExpr("*", "timestamp'2026-11-23 12:00:00' as resolved_at").writeTo(wh.table("conflict_reviews")).using(
+        "iceberg"
+    ).create()
     out = tmp_path_factory.mktemp("scale-viewer")
     started = time.perf_counter()
     index = write_conflict_viewer(SCHEMA, out, title="100k conflicts")
-    print(f"\nqrepl viewer of {TOTAL:,} conflicts: written in {time.perf_counter() - started:.1f} s; "
-          f"index.html {index.stat().st_size:,} bytes; side files "
-          f"{sum(p.stat().st_size for p in out.rglob('*.js')):,} bytes in {len(list(out.rglob('*.js')))} files")
+    print(
+        f"\nqrepl viewer of {TOTAL:,} conflicts: written in {time.perf_counter() - started:.1f} s; "
+        f"index.html {index.stat().st_size:,} bytes; side files "
+        f"{sum(p.stat().st_size for p in out.rglob('*.js')):,} bytes in {len(list(out.rglob('*.js')))} files"
+    )
     return index
 
 
@@ -97,8 +101,10 @@ def _wait(driver: Any, condition) -> Any:
 
 
 def _ids(driver: Any) -> list[str]:
-    return [r.get_attribute("data-conflict-id")
-            for r in driver.find_elements("css selector", "#conflict-table tbody tr[data-conflict-id]")]
+    return [
+        r.get_attribute("data-conflict-id")
+        for r in driver.find_elements("css selector", "#conflict-table tbody tr[data-conflict-id]")
+    ]
 
 
 def test_100k_conflicts_open_small_and_count_every_conflict(driver, scale_viewer, artifacts):
@@ -106,9 +112,12 @@ def test_100k_conflicts_open_small_and_count_every_conflict(driver, scale_viewer
     assert size < PAGE_BYTES_BOUND, f"index.html is {size:,} bytes"
     wall = _open(driver, scale_viewer.as_uri())
     first_render = driver.execute_script(
-        "const m = performance.getEntriesByName('qrepl-first-render'); return m.length ? m[0].startTime : null;")
-    print(f"\nviewer of {TOTAL:,} conflicts: index.html {size:,} bytes; first render {first_render:.0f} ms "
-          f"after navigation start (load + count visible: {wall:.2f} s)")
+        "const m = performance.getEntriesByName('qrepl-first-render'); return m.length ? m[0].startTime : null;"
+    )
+    print(
+        f"\nviewer of {TOTAL:,} conflicts: index.html {size:,} bytes; first render {first_render:.0f} ms "
+        f"after navigation start (load + count visible: {wall:.2f} s)"
+    )
     assert first_render is not None
     assert driver.find_element("id", "conflict-count").text == "100,000 conflicts"
     assert driver.find_element("id", "total-count").text == "100,000 conflicts in this report"

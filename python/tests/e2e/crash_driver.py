@@ -53,7 +53,9 @@ def _update_update(schema: str) -> dict:
     """The scenario's first update_update conflict the publisher won: the one resolved by hand."""
     from qrepl.services.service import list_conflicts
 
-    return next(c for c in list_conflicts(schema) if c["conflict_type"] == "update_update" and c["winner"] == "publisher")
+    return next(
+        c for c in list_conflicts(schema) if c["conflict_type"] == "update_update" and c["winner"] == "publisher"
+    )
 
 
 def _resolve_and_die(schema: str) -> int:
@@ -82,9 +84,13 @@ def _resolve(scenario, schema: str, argv: list[str]) -> int:
     conflict = _update_update(schema)
     first = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "dba")
     second = resolve_conflict(schema, conflict["conflict_id"], "subscriber", "someone-else")
-    out = {"conflict": conflict, "first": first, "second": second,
-           "reviews": len(backend.wh.rows_of("conflict_reviews", "conflict_id")),
-           "publisher": backend.wh.publisher_rows(conflict["article"])}
+    out = {
+        "conflict": conflict,
+        "first": first,
+        "second": second,
+        "reviews": len(backend.wh.rows_of("conflict_reviews", "conflict_id")),
+        "publisher": backend.wh.publisher_rows(conflict["article"]),
+    }
     Path(argv[3]).write_text(json.dumps(out, sort_keys=True, default=str))
     return 0
 
@@ -106,10 +112,14 @@ def _abandon_lock(schema: str, tables: list[str], gap_seconds: float = 0.0) -> i
         if n:
             time.sleep(gap_seconds)
         component = metastore.LockComponentBuilder().setDbName(schema).setTableName(table).setExclusive().build()
-        request = metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
+        request = (
+            metastore.LockRequestBuilder("qrepl-crash-driver").addLockComponent(component).setUser("qrepl").build()
+        )
         response = client.lock(request)
-        print(f"holding metastore lock {response.getLockid()} on {schema}.{table}: {response.getState().toString()}",
-              flush=True)
+        print(
+            f"holding metastore lock {response.getLockid()} on {schema}.{table}: {response.getState().toString()}",
+            flush=True,
+        )
     os.killpg(0, signal.SIGKILL)
     return 0
 
@@ -131,8 +141,11 @@ def main(argv: list[str]) -> int:
     run_queue_reader(schema, SCENARIO_EPOCH + timedelta(seconds=len(scenario.steps)))
     tables = normalized_outputs(scenario, backend.outputs())
     tables["history_batches"] = [h["batch_id"] for h in backend.wh.rows_of("queue_reader_history", "batch_id")]
-    tables["leftover_tables"] = sorted(t.name for t in backend.wh.spark.catalog.listTables(schema)
-                                       if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock")
+    tables["leftover_tables"] = sorted(
+        t.name
+        for t in backend.wh.spark.catalog.listTables(schema)
+        if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock"
+    )
     Path(argv[3]).write_text(json.dumps(tables, sort_keys=True, default=str))
     if argv[4:] == ["resolve-kill"]:  # the recovered state has the scenario's conflicts: resolve one and die
         return _resolve_and_die(schema)

@@ -26,8 +26,14 @@ OPS = ["distribute", "reinitialize", "subscription_add", "capture", "enqueue", "
 
 
 def _run(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(DRIVER), *args], env=env, capture_output=True, text=True,
-                          start_new_session=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, str(DRIVER), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        timeout=900,
+    )
 
 
 def _restore(base: Path, state_dir: Path) -> None:

@@ -31,10 +31,12 @@ def main(argv: list[str]) -> int:
     if mode == "lock":
         from qrepl.storage.spark import get_spark
 
-        get_spark().sql(f"create table {schema}.qrepl_run_lock using iceberg "
-                        f"tblproperties ('qrepl.holder' = '{argv[1]}', 'qrepl.acquired_at' = 'now') "
-                        f"as select 'held' as token, cast(0 as bigint) as renewals, current_timestamp() as renewed_at, "
-                        f"cast(null as int) as lease_seconds")
+        get_spark().sql(
+            f"create table {schema}.qrepl_run_lock using iceberg "
+            f"tblproperties ('qrepl.holder' = '{argv[1]}', 'qrepl.acquired_at' = 'now') "
+            f"as select 'held' as token, cast(0 as bigint) as renewals, current_timestamp() as renewed_at, "
+            f"cast(null as int) as lease_seconds"
+        )
         return 0
     if mode == "setup":
         scenario = first_batch(path)

@@ -61,23 +61,41 @@ def postgres_metastore(tmp_path_factory):
     subprocess.run(["rm", "-rf", str(deploy)], check=True)
     subprocess.run(["bash", "scripts/postgres.sh", "start"], cwd=PROJECT, env=env, check=True)
     try:
-        url = subprocess.run(["bash", "scripts/postgres.sh", "url"], cwd=PROJECT, env=env, check=True,
-                             capture_output=True, text=True).stdout.strip()
-        yield {**env, "QREPL_METASTORE": url, "QREPL_WAREHOUSE": str(deploy / "warehouse"),
-               "QREPL_STATE_DIR": str(deploy), "QREPL_SPARK_MASTER": "local[1]", "QREPL_DRIVER_MEMORY": "1g"}
+        url = subprocess.run(
+            ["bash", "scripts/postgres.sh", "url"], cwd=PROJECT, env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        yield {
+            **env,
+            "QREPL_METASTORE": url,
+            "QREPL_WAREHOUSE": str(deploy / "warehouse"),
+            "QREPL_STATE_DIR": str(deploy),
+            "QREPL_SPARK_MASTER": "local[1]",
+            "QREPL_DRIVER_MEMORY": "1g",
+        }
     finally:
         subprocess.run(["bash", "scripts/postgres.sh", "stop"], cwd=PROJECT, env=env, check=True)
 
 
 def python(env: dict, code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=PROJECT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=PROJECT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_concurrent_commits_from_separate_jvms_all_land(postgres_metastore):
     env = postgres_metastore
-    init = subprocess.run([sys.executable, "-m", "qrepl.storage.spark", "init-metastore"], cwd=PROJECT, env=env,
-                          capture_output=True, text=True)
+    init = subprocess.run(
+        [sys.executable, "-m", "qrepl.storage.spark", "init-metastore"],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert init.returncode == 0, init.stderr[-2000:]
     assert "metastore ready: jdbc:postgresql://127.0.0.1:" in init.stdout
 
@@ -100,8 +118,16 @@ def test_concurrent_commits_from_separate_jvms_all_land(postgres_metastore):
     assert out.strip().splitlines()[-1] == "[('a', 6), ('b', 6)]"  # nothing lost, nothing doubled
 
     sockets = Path(env["QREPL_DEPLOY_DIR"]) / "postgres" / "run"
-    locks = subprocess.run(["bash", "-c", f"{'runuser -u qrepl-pg -- ' if os.getuid() == 0 else ''}"
-                            f"psql -h {sockets} -p {env['QREPL_PG_PORT']} -U qrepl -d qrepl_metastore -tAc "
-                            "'select count(*) from hive_locks'"], capture_output=True, text=True)
+    locks = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"{'runuser -u qrepl-pg -- ' if os.getuid() == 0 else ''}"
+            f"psql -h {sockets} -p {env['QREPL_PG_PORT']} -U qrepl -d qrepl_metastore -tAc "
+            "'select count(*) from hive_locks'",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert locks.returncode == 0, locks.stderr
     assert locks.stdout.strip() == "0"  # every commit released its lock

@@ -47,12 +47,24 @@ def soak_metastore():
     subprocess.run(["rm", "-rf", str(deploy)], check=True)
     subprocess.run(["bash", "scripts/postgres.sh", "start"], cwd=PROJECT, env=env, check=True)
     try:
-        url = subprocess.run(["bash", "scripts/postgres.sh", "url"], cwd=PROJECT, env=env, check=True,
-                             capture_output=True, text=True).stdout.strip()
-        env = {**env, "QREPL_METASTORE": url, "QREPL_WAREHOUSE": str(deploy / "warehouse"),
-               "QREPL_STATE_DIR": str(deploy), "QREPL_SPARK_MASTER": "local[1]", "QREPL_DRIVER_MEMORY": "1g"}
-        init = subprocess.run([sys.executable, "-m", "qrepl.storage.spark", "init-metastore"], cwd=PROJECT, env=env,
-                              capture_output=True, text=True)
+        url = subprocess.run(
+            ["bash", "scripts/postgres.sh", "url"], cwd=PROJECT, env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        env = {
+            **env,
+            "QREPL_METASTORE": url,
+            "QREPL_WAREHOUSE": str(deploy / "warehouse"),
+            "QREPL_STATE_DIR": str(deploy),
+            "QREPL_SPARK_MASTER": "local[1]",
+            "QREPL_DRIVER_MEMORY": "1g",
+        }
+        init = subprocess.run(
+            [sys.executable, "-m", "qrepl.storage.spark", "init-metastore"],
+            cwd=PROJECT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert init.returncode == 0, init.stderr[-2000:]
         yield env, deploy
     finally:
@@ -76,12 +88,21 @@ def run_soak(env: dict, deploy: Path, policy: str, seconds: float, ops: int = 1_
     logdir.mkdir(parents=True)
     children = {}
     for role, args in (("qrepl", [policy, str(seconds), str(ops)]), ("job", []), ("subscriber", [])):
-        role_env = {**env, "DBT_TARGET_PATH": str(logdir / f"target_{role}"),
-                    "DBT_LOG_PATH": str(logdir / f"logs_{role}"), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        role_env = {
+            **env,
+            "DBT_TARGET_PATH": str(logdir / f"target_{role}"),
+            "DBT_LOG_PATH": str(logdir / f"logs_{role}"),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
         out = open(logdir / f"{role}.out", "w")
-        children[role] = subprocess.Popen([sys.executable, str(DRIVER), role, schema, str(logdir), *args],
-                                          cwd=PROJECT, env=role_env, stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+        children[role] = subprocess.Popen(
+            [sys.executable, str(DRIVER), role, schema, str(logdir), *args],
+            cwd=PROJECT,
+            env=role_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     started = time.monotonic()
     try:
         for role, child in children.items():
@@ -97,37 +118,60 @@ def run_soak(env: dict, deploy: Path, policy: str, seconds: float, ops: int = 1_
 def judge(logdir: Path, policy: str, wall: float = 0.0) -> dict:
     """The oracle over what the processes recorded in `logdir`."""
     dump = json.loads((logdir / "dump.json").read_text())
-    history = {a: [(sid, {k: (v, ver) for k, v, ver in rows}) for sid, rows in states]
-               for a, states in dump["history"].items()}
+    history = {
+        a: [(sid, {k: (v, ver) for k, v, ver in rows}) for sid, rows in states] for a, states in dump["history"].items()
+    }
     in_history = {(a, v) for a, states in history.items() for _, rows in states for v, _ in rows.values()}
     job = _lines(logdir / "job.jsonl")
     # a write the job saw fail that still landed (a commit whose state was unknown) is judged too
-    writes = [(j["article"], j["key"], j["value"]) for j in job
-              if j["status"] == "committed" or (j["article"], j["value"]) in in_history]
+    writes = [
+        (j["article"], j["key"], j["value"])
+        for j in job
+        if j["status"] == "committed" or (j["article"], j["value"]) in in_history
+    ]
     transactions = _lines(logdir / "subscriber.jsonl")
-    commands = {c["new_version"]: {"article": c["article"], "key": _key(c["article"], c["row_key"]),
-                                   "old_value": c["old_value"], "old_version": c["old_version"],
-                                   "tran_id": t["tran_id"]}
-                for t in transactions for c in t["commands"] if c["new_version"]}
+    commands = {
+        c["new_version"]: {
+            "article": c["article"],
+            "key": _key(c["article"], c["row_key"]),
+            "old_value": c["old_value"],
+            "old_version": c["old_version"],
+            "tran_id": t["tran_id"],
+        }
+        for t in transactions
+        for c in t["commands"]
+        if c["new_version"]
+    }
     conflicts = {}
     for c in dump["conflicts"]:
         row = json.loads(c["publisher_row"]) if c["publisher_row"] else None
-        conflicts[c["conflict_id"]] = {"article": c["article"], "key": _key(c["article"], c["row_key"]),
-                                       "publisher_value": row.get(ARTICLE_KEYS[c["article"]][1]) if row else None,
-                                       "publisher_version": c["publisher_version"], "new_version": c["new_version"],
-                                       "winner": c["winner"]}
+        conflicts[c["conflict_id"]] = {
+            "article": c["article"],
+            "key": _key(c["article"], c["row_key"]),
+            "publisher_value": row.get(ARTICLE_KEYS[c["article"]][1]) if row else None,
+            "publisher_version": c["publisher_version"],
+            "new_version": c["new_version"],
+            "winner": c["winner"],
+        }
     resolves = {r["written_version"]: r["conflict_id"] for r in dump["reviews"] if r["written_version"]}
     verdict = check(history, writes, commands, resolves, conflicts)
     ops = _lines(logdir / "qrepl.jsonl")
     report = {
-        "policy": policy, "wall_seconds": round(wall),
-        "job_writes": {"committed": sum(j["status"] == "committed" for j in job),
-                       "refused": sum(j["status"] == "failed" for j in job),
-                       "unknown": sum(j["status"] == "unknown" for j in job), "judged": len(writes)},
-        "qrepl_ops": {f"{op} {'ok' if ok else 'failed'}": n
-                      for (op, ok), n in sorted(Counter((o["op"], o["ok"]) for o in ops).items())},
-        "resolves": Counter(str(o.get("result", o.get("error", ""))).split(" ")[0]
-                            for o in ops if o["op"] == "resolve"),
+        "policy": policy,
+        "wall_seconds": round(wall),
+        "job_writes": {
+            "committed": sum(j["status"] == "committed" for j in job),
+            "refused": sum(j["status"] == "failed" for j in job),
+            "unknown": sum(j["status"] == "unknown" for j in job),
+            "judged": len(writes),
+        },
+        "qrepl_ops": {
+            f"{op} {'ok' if ok else 'failed'}": n
+            for (op, ok), n in sorted(Counter((o["op"], o["ok"]) for o in ops).items())
+        },
+        "resolves": Counter(
+            str(o.get("result", o.get("error", ""))).split(" ")[0] for o in ops if o["op"] == "resolve"
+        ),
         "subscriber_transactions": Counter(f"{t['mode']} {t['outcome'].split(':')[0]}" for t in transactions),
         "conflicts_logged": Counter(f"{c['conflict_type']} ({c['winner']} won)" for c in dump["conflicts"]),
         "reviews": Counter(f"keep {r['keep']}: {r['outcome']}" for r in dump["reviews"]),

@@ -46,9 +46,14 @@ RETENTION = 1_000_000
 
 
 def publication(policy: str) -> dict:
-    return {"publication": "soak", "policy": policy, "articles": [
-        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}}]}
+    return {
+        "publication": "soak",
+        "policy": policy,
+        "articles": [
+            {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
+            {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
+        ],
+    }
 
 
 class Log:
@@ -89,8 +94,10 @@ def setup(schema: str, policy: str) -> None:
     spark = get_spark()
     wh = Warehouse(spark, schema)
     wh.write_publication(publication_from_dict(publication(policy)))
-    wh.upsert_rows("customers", [{"customer_id": k, "city": f"c{k}", "msrepl_tran_version": new_version()}
-                                 for k in KEYS["customers"]])
+    wh.upsert_rows(
+        "customers",
+        [{"customer_id": k, "city": f"c{k}", "msrepl_tran_version": new_version()} for k in KEYS["customers"]],
+    )
     wh.upsert_rows("tags", [{"tag": k, "note": f"n{k}", "msrepl_tran_version": new_version()} for k in KEYS["tags"]])
     for article in ARTICLES:
         keep_every_snapshot(spark, wh.article_table(wh.article(article)))
@@ -145,8 +152,15 @@ def qrepl_loop(schema: str, logdir: Path, policy: str, seconds: float, max_ops: 
     distribute_ = ("distribute", lambda: distribute(schema))
     # the first four are a short soak's (ops=4); then a delivery, so that subscribers see
     # the job's writes and change them in turn
-    ops = [run, ("maintain", lambda: maintain(schema)), ("resolve", lambda: resolve_one(schema, rng)),
-           ("subscription_add", subscription_add), distribute_, run, distribute_]
+    ops = [
+        run,
+        ("maintain", lambda: maintain(schema)),
+        ("resolve", lambda: resolve_one(schema, rng)),
+        ("subscription_add", subscription_add),
+        distribute_,
+        run,
+        distribute_,
+    ]
     deadline = time.monotonic() + seconds
     done = 0
     while time.monotonic() < deadline and done < max_ops:
@@ -200,8 +214,7 @@ def job_loop(schema: str, logdir: Path) -> None:
             log(article=article, key=key, value=value, status="committed")
         except Exception as exc:  # noqa: BLE001 - the job's commit may be refused by a concurrent one
             unknown = "CommitStateUnknown" in str(exc)
-            log(article=article, key=key, value=value, status="unknown" if unknown else "failed",
-                error=first_line(exc))
+            log(article=article, key=key, value=value, status="unknown" if unknown else "failed", error=first_line(exc))
         time.sleep(rng.uniform(0.5, 2.0))
     (logdir / "job.done").touch()
 
@@ -235,15 +248,27 @@ def subscriber_loop(schema: str, logdir: Path) -> None:
         except Exception as exc:  # noqa: BLE001 - recorded; its commands may have reached the publisher
             outcome = f"error: {first_line(exc)}"
         commands = []
-        for c in (tran.commands if tran else []):
+        for c in tran.commands if tran else []:
             old = json.loads(c["old_row"]) if c["old_row"] else {}
             new = json.loads(c["new_row"]) if c["new_row"] else {}
             col = ARTICLES[c["article"]][1]
-            commands.append({"article": c["article"], "row_key": c["row_key"], "new_value": new.get(col),
-                             "new_version": c["new_version"], "old_value": old.get(col),
-                             "old_version": c["old_version"]})
-        log(subscriber=name, mode="immediate" if name == IMMEDIATE else "queued", tran_id=tran_id,
-            outcome=outcome, commands=commands)
+            commands.append(
+                {
+                    "article": c["article"],
+                    "row_key": c["row_key"],
+                    "new_value": new.get(col),
+                    "new_version": c["new_version"],
+                    "old_value": old.get(col),
+                    "old_version": c["old_version"],
+                }
+            )
+        log(
+            subscriber=name,
+            mode="immediate" if name == IMMEDIATE else "queued",
+            tran_id=tran_id,
+            outcome=outcome,
+            commands=commands,
+        )
         time.sleep(rng.uniform(0.2, 1.0))
     (logdir / "subscriber.done").touch()
 
@@ -252,8 +277,9 @@ def _lineage(spark, table: str) -> list[int]:
     """The table's current lineage, oldest first (following parent ids from the current snapshot)."""
     rows = spark.sql(f"select snapshot_id, parent_id from {table}.snapshots").collect()
     parent = {r["snapshot_id"]: r["parent_id"] for r in rows}
-    current = spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor "
-                        "order by made_current_at desc limit 1").first()["snapshot_id"]
+    current = spark.sql(
+        f"select snapshot_id from {table}.history where is_current_ancestor order by made_current_at desc limit 1"
+    ).first()["snapshot_id"]
     chain = []
     while current is not None:
         chain.append(current)
@@ -272,9 +298,17 @@ def dump(schema: str, out: Path) -> None:
         chain = _lineage(spark, table)
         states = {sid: {} for sid in chain}
         for i in range(0, len(chain), 40):  # one Spark job per 40 snapshots
-            frames = [spark.read.option("snapshot-id", sid).table(table)
-                      .select(F.lit(sid).alias("sid"), F.col(key_col).alias("k"), F.col(col).alias("v"),
-                              F.col("msrepl_tran_version").alias("ver")) for sid in chain[i:i + 40]]
+            frames = [
+                spark.read.option("snapshot-id", sid)
+                .table(table)
+                .select(
+                    F.lit(sid).alias("sid"),
+                    F.col(key_col).alias("k"),
+                    F.col(col).alias("v"),
+                    F.col("msrepl_tran_version").alias("ver"),
+                )
+                for sid in chain[i : i + 40]
+            ]
             union = frames[0]
             for f in frames[1:]:
                 union = union.unionByName(f)
@@ -289,13 +323,38 @@ def dump(schema: str, out: Path) -> None:
             return []
         return [r.asDict() for r in spark.table(wh.table(name)).select(*columns).collect()]
 
-    conflicts = rows("conflicts", ["conflict_id", "article", "row_key", "subscriber", "tran_id", "conflict_type",
-                                   "winner", "publisher_row", "publisher_version", "old_version", "new_version"])
+    conflicts = rows(
+        "conflicts",
+        [
+            "conflict_id",
+            "article",
+            "row_key",
+            "subscriber",
+            "tran_id",
+            "conflict_type",
+            "winner",
+            "publisher_row",
+            "publisher_version",
+            "old_version",
+            "new_version",
+        ],
+    )
     reviews = rows("conflict_reviews", ["conflict_id", "keep", "outcome", "written_version"])
     outcomes = rows("transaction_outcomes", ["tran_id", "outcome"])
     immediate = rows("immediate_transactions", ["tran_id", "outcome"])
-    out.write_text(json.dumps({"history": history, "counts": counts, "conflicts": conflicts, "reviews": reviews,
-                               "outcomes": outcomes, "immediate": immediate}, default=str))
+    out.write_text(
+        json.dumps(
+            {
+                "history": history,
+                "counts": counts,
+                "conflicts": conflicts,
+                "reviews": reviews,
+                "outcomes": outcomes,
+                "immediate": immediate,
+            },
+            default=str,
+        )
+    )
 
 
 def main(argv: list[str]) -> None:

@@ -21,9 +21,16 @@ pytestmark = pytest.mark.e2e
 
 SCHEMA = "qrepl_e2e"
 PUBLICATION = {
-    "publication": "sales", "policy": "publisher_wins", "centralized_conflicts": False,
-    "articles": [{"name": "customers", "key": ["customer_id"],
-                  "columns": {"customer_id": "int", "city": "string", "credit_limit": "decimal(12,2)"}}],
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "centralized_conflicts": False,
+    "articles": [
+        {
+            "name": "customers",
+            "key": ["customer_id"],
+            "columns": {"customer_id": "int", "city": "string", "credit_limit": "decimal(12,2)"},
+        }
+    ],
 }
 
 
@@ -37,8 +44,13 @@ def _fresh(spark) -> Warehouse:
         Warehouse(spark, replica_schema(wh, sub)).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": 1, "city": "x", "credit_limit": "10.50", "msrepl_tran_version": V1},
-                                 {"customer_id": 2, "city": "y", "credit_limit": "20.00", "msrepl_tran_version": V2}])
+    wh.upsert_rows(
+        "customers",
+        [
+            {"customer_id": 1, "city": "x", "credit_limit": "10.50", "msrepl_tran_version": V1},
+            {"customer_id": 2, "city": "y", "credit_limit": "20.00", "msrepl_tran_version": V2},
+        ],
+    )
     return wh
 
 
@@ -68,8 +80,11 @@ def captured_and_run(spark):
 
 def test_capture_run_distribute(captured_and_run):
     wh, subs, queued, history = captured_and_run
-    assert {(q["subscriber"], q["tran_id"], q["op"]) for q in queued} == {("a", "a1", "U"), ("b", "b1", "U"),
-                                                                        ("b", "b1", "D")}
+    assert {(q["subscriber"], q["tran_id"], q["op"]) for q in queued} == {
+        ("a", "a1", "U"),
+        ("b", "b1", "U"),
+        ("b", "b1", "D"),
+    }
     assert all(q["old_version"] in (V1, V2) for q in queued)
     assert (history["transactions_processed"], history["conflicts"], history["rejected"]) == (2, 1, 1)
 
@@ -97,8 +112,11 @@ def test_dbt_build_is_green_after_a_run(captured_and_run):
     assert len([r for r in res.result if r.node.resource_type == "test"]) >= 10
     assert statuses.get("unit_test") == {"pass"}, statuses
     # every unit test the project defines ran (one on an ephemeral model is not skipped)
-    defined = {t["name"] for f in (ROOT / "models").rglob("*.yml")
-               for t in (yaml.safe_load(f.read_text()) or {}).get("unit_tests", [])}
+    defined = {
+        t["name"]
+        for f in (ROOT / "models").rglob("*.yml")
+        for t in (yaml.safe_load(f.read_text()) or {}).get("unit_tests", [])
+    }
     ran = {r.node.name for r in res.result if r.node.resource_type == "unit_test"}
     assert len(defined) >= 9 and ran == defined, (defined, ran)
 
@@ -176,10 +194,14 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     from qrepl.cli import main
 
     cli = CliRunner()
-    listed = cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2000-01-01", "--until", "2999-01-01"])
+    listed = cli.invoke(
+        main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2000-01-01", "--until", "2999-01-01"]
+    )
     assert listed.exit_code == 0 and listed.output.splitlines()[-1].startswith("1 conflict(s)")
     assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--since", "2000-01-01"]).output == listed.output
-    assert cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2999-01-01"]).output.startswith("0 conflict")
+    assert cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "2999-01-01"]).output.startswith(
+        "0 conflict"
+    )
     conflict_id = listed.output.split()[2]
 
     shown = cli.invoke(main, ["conflicts", "show", conflict_id, "--schema", SCHEMA])
@@ -192,15 +214,19 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     assert marked == {"city", "msrepl_tran_version"}  # credit_limit and the key are equal
     old = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--show", conflict_id])
     assert old.exit_code == 0 and old.stdout == shown.output
-    assert old.stderr.splitlines() == ["qrepl: `qrepl conflicts --show` is deprecated, use `qrepl conflicts show "
-                                       "CONFLICT_ID` (the flags go in the next release)"]
+    assert old.stderr.splitlines() == [
+        "qrepl: `qrepl conflicts --show` is deprecated, use `qrepl conflicts show "
+        "CONFLICT_ID` (the flags go in the next release)"
+    ]
 
     log = tmp_path / "b.jsonl"
     logged = cli.invoke(main, ["conflicts", "log", str(log), "--schema", SCHEMA, "--subscriber", "b"])
     assert logged.exit_code == 0 and logged.output == f"wrote 1 conflict(s) to {log}\n"
     assert [_json.loads(x)["conflict_id"] for x in log.read_text().splitlines()] == [conflict_id]
     old_log = tmp_path / "old.jsonl"
-    assert cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--subscriber", "b", "--log", str(old_log)]).exit_code == 0
+    assert (
+        cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--subscriber", "b", "--log", str(old_log)]).exit_code == 0
+    )
     assert old_log.read_text() == log.read_text()
 
     bad = cli.invoke(main, ["conflicts", "list", "--schema", SCHEMA, "--since", "yesterday"])
@@ -215,11 +241,16 @@ def test_conflicts_cli_filters_shows_logs_and_removes(captured_and_run, tmp_path
     # a removal is a review row; the conflicts mart, written only by dbt, keeps the conflict
     wh = captured_and_run[0]
     assert [c["conflict_id"] for c in wh.rows_of("conflicts") if c["conflict_id"] == conflict_id] == [conflict_id]
-    assert [(r["outcome"], r["resolved_by"] is not None) for r in wh.rows_of("conflict_reviews")
-            if r["conflict_id"] == conflict_id] == [("removed", True)]
+    assert [
+        (r["outcome"], r["resolved_by"] is not None)
+        for r in wh.rows_of("conflict_reviews")
+        if r["conflict_id"] == conflict_id
+    ] == [("removed", True)]
     again = cli.invoke(main, ["conflicts", "--schema", SCHEMA, "--remove", conflict_id])
-    assert again.stdout.splitlines() == ["removed 0 conflict(s)",
-                                         "1 id(s) not removed now: removed before, or no such conflict"]
+    assert again.stdout.splitlines() == [
+        "removed 0 conflict(s)",
+        "1 id(s) not removed now: removed before, or no such conflict",
+    ]
     assert "use `qrepl conflicts remove CONFLICT_ID...`" in again.stderr
     refused = cli.invoke(main, ["conflicts", "resolve", conflict_id, "--keep", "subscriber", "--schema", SCHEMA])
     assert refused.exit_code != 0 and "was removed from the lists" in refused.output
@@ -241,7 +272,8 @@ def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):
     lines = result.output.splitlines()
     assert lines[0] == "publication sales: policy publisher_wins, articles customers"
     assert [line.split()[:4] for line in lines[1:3]] == [
-        [s["subscriber"], s["status"], "generation", str(s["generation"])] for s in wh.subscriptions()]
+        [s["subscriber"], s["status"], "generation", str(s["generation"])] for s in wh.subscriptions()
+    ]
     assert all("queued commands 0" in line for line in lines[1:3])
     assert lines[3].startswith(f"last run: batch {history['batch_id']} at ")
     assert f"{history['transactions_processed']} transactions, {history['conflicts']} conflicts" in lines[3]

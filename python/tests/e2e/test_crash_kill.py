@@ -78,11 +78,19 @@ def _kill_points(spark, scenario_path: Path) -> list[tuple[str, bool]]:
 
 def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
     # a session of its own, so the kill takes the JVM too and never this test process
-    return subprocess.run([sys.executable, str(DRIVER), *args], env=env, capture_output=True, text=True,
-                          start_new_session=True, timeout=1200)
+    return subprocess.run(
+        [sys.executable, str(DRIVER), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        timeout=1200,
+    )
 
 
-def _check_resolve_recovered(crashed: subprocess.CompletedProcess, scenario_path: Path, env: dict, tmp_path: Path) -> None:
+def _check_resolve_recovered(
+    crashed: subprocess.CompletedProcess, scenario_path: Path, env: dict, tmp_path: Path
+) -> None:
     """`qrepl conflicts --resolve ID --keep subscriber` killed (SIGKILL, JVM included) right
     after it wrote the subscriber's row to the publisher and before it recorded the review: the
     next resolve finds its own write (the version is derived from the conflict id), records
@@ -143,11 +151,14 @@ def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, 
             # ACQUIRED, or WAITING when the killed run itself died inside a commit to that table
             # and left its own lock there first: either way an abandoned lock the next run must clear
             for table in ("qrepl_run_lock", "customers"):
-                assert re.search(rf"on qrepl_kill\.{table}: (ACQUIRED|WAITING)$", abandoned.stdout, re.M), \
+                assert re.search(rf"on qrepl_kill\.{table}: (ACQUIRED|WAITING)$", abandoned.stdout, re.M), (
                     abandoned.stdout[-2000:]
+                )
         out = tmp_path / f"out_{n}.json"
         # the first recovered state also serves the resolve kill
-        recovered = _run(["recover", str(scenario_path), "qrepl_kill", str(out), *(["resolve-kill"] if n == 0 else [])], env)
+        recovered = _run(
+            ["recover", str(scenario_path), "qrepl_kill", str(out), *(["resolve-kill"] if n == 0 else [])], env
+        )
         if not out.exists():
             pytest.fail(f"recovery after a kill at {label}: {recovered.stderr[-3000:]}")
         if n != 0:
@@ -160,8 +171,9 @@ def test_a_killed_run_and_a_killed_resolve_are_each_finished_by_the_next(spark, 
         assert actual.pop("history_batches") == ([1, 2] if finished else [1]), label
         assert actual.pop("leftover_tables") == []
         for table, rows in expected.items():
-            assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), \
+            assert actual[table] == json.loads(json.dumps(rows, sort_keys=True, default=str)), (
                 f"{table} differs after a kill at {label}"
+            )
         print(f"run killed after {killed[0].removeprefix('killing at ')}: converged", flush=True)
         if n == 0:
             _check_resolve_recovered(recovered, scenario_path, env, tmp_path)

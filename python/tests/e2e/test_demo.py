@@ -17,10 +17,10 @@ def test_the_demo_runs_the_loop_it_describes(spark, tmp_path, monkeypatch):
     outcome = {o["tran_id"]: o["outcome"] for o in result["outcomes"]}
     assert outcome["north-move-ada"] == "applied"
     assert outcome["north-raise-grace"] == "applied"
-    assert outcome["south-raise-grace"] == "rejected"   # same row, stale version
-    assert outcome["east-order-100"] == "rejected"      # one stale row rolls back the transaction
+    assert outcome["south-raise-grace"] == "rejected"  # same row, stale version
+    assert outcome["east-order-100"] == "rejected"  # one stale row rolls back the transaction
     types = sorted({c["conflict_type"] for c in result["conflicts"]})
     assert "update_update" in types and "insert_exists" in types
-    assert result["immediate_rejection"]                # west's immediate change met the run's
+    assert result["immediate_rejection"]  # west's immediate change met the run's
     assert any(counts["compensations"] > 0 for counts in result["delivered"].values())
     assert any(line.startswith("Conflict viewer: ") for line in lines)

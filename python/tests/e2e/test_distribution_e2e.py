@@ -28,19 +28,37 @@ def _setup(spark, schema: str, policy: str) -> tuple[Warehouse, dict[str, Subscr
     for sub in SUBSCRIBERS:
         Warehouse(spark, replica_schema(wh, sub)).drop_schema()
     wh.drop_schema()
-    wh.write_publication(publication_from_dict({
-        "publication": "sales", "policy": policy,
-        "articles": [
-            {"name": "customers", "key": ["customer_id"],
-             "columns": {"customer_id": "int", "city": "string", "credit_limit": "decimal(12,2)"}},
-            {"name": "order_lines", "key": ["order_id", "line_no"],
-             "columns": {"order_id": "int", "line_no": "int", "quantity": "int"}},
-        ]}))
-    wh.upsert_rows("customers", [
-        {"customer_id": i, "city": f"c{i}", "credit_limit": f"{i}00.00", "msrepl_tran_version": new_version()}
-        for i in range(1, 7)])
-    wh.upsert_rows("order_lines", [
-        {"order_id": 100, "line_no": n, "quantity": n, "msrepl_tran_version": new_version()} for n in (1, 2)])
+    wh.write_publication(
+        publication_from_dict(
+            {
+                "publication": "sales",
+                "policy": policy,
+                "articles": [
+                    {
+                        "name": "customers",
+                        "key": ["customer_id"],
+                        "columns": {"customer_id": "int", "city": "string", "credit_limit": "decimal(12,2)"},
+                    },
+                    {
+                        "name": "order_lines",
+                        "key": ["order_id", "line_no"],
+                        "columns": {"order_id": "int", "line_no": "int", "quantity": "int"},
+                    },
+                ],
+            }
+        )
+    )
+    wh.upsert_rows(
+        "customers",
+        [
+            {"customer_id": i, "city": f"c{i}", "credit_limit": f"{i}00.00", "msrepl_tran_version": new_version()}
+            for i in range(1, 7)
+        ],
+    )
+    wh.upsert_rows(
+        "order_lines",
+        [{"order_id": 100, "line_no": n, "quantity": n, "msrepl_tran_version": new_version()} for n in (1, 2)],
+    )
     subs = {}
     for name in SUBSCRIBERS:
         wh.add_subscription(name)
@@ -60,8 +78,9 @@ def _assert_replicas_equal_publisher(wh: Warehouse, subs: dict[str, Subscriber],
         for name, sub in subs.items():
             replica = _rows(sub.replica.rows(article), key)
             skip = local.get(name, set())
-            assert {k: v for k, v in replica.items() if (article, k) not in skip} == \
-                   {k: v for k, v in publisher.items() if (article, k) not in skip}, (name, article)
+            assert {k: v for k, v in replica.items() if (article, k) not in skip} == {
+                k: v for k, v in publisher.items() if (article, k) not in skip
+            }, (name, article)
 
 
 @pytest.fixture(scope="module")
@@ -78,16 +97,32 @@ def publisher_wins_loop(spark, tmp_path_factory):
         t.insert("order_lines", {"order_id": 101, "line_no": 1, "quantity": 4})
     versions = {r["customer_id"]: r["msrepl_tran_version"] for r in wh.publisher_rows("customers")}
     path = tmp_path_factory.mktemp("changes") / "south.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"tran_id": "sf1", "article": "customers", "op": "U", "old_version": versions[3],
-         "row": {"customer_id": 3, "city": "Nice", "credit_limit": "300.00"}},
-        {"tran_id": "sf2", "article": "customers", "op": "I",
-         "row": {"customer_id": 7, "city": "Metz", "credit_limit": "1.00"}},
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "tran_id": "sf1",
+                    "article": "customers",
+                    "op": "U",
+                    "old_version": versions[3],
+                    "row": {"customer_id": 3, "city": "Nice", "credit_limit": "300.00"},
+                },
+                {
+                    "tran_id": "sf2",
+                    "article": "customers",
+                    "op": "I",
+                    "row": {"customer_id": 7, "city": "Metz", "credit_limit": "1.00"},
+                },
+            ]
+        )
+        + "\n"
+    )
     report = enqueue_file(wh.schema, "south", path, progress=lambda _: None)
     # a publisher-local write between runs (a job at the publisher), with a new version
-    wh.upsert_rows("customers", [{"customer_id": 4, "city": "HQ", "credit_limit": "1.00",
-                                  "msrepl_tran_version": new_version()}])
+    wh.upsert_rows(
+        "customers", [{"customer_id": 4, "city": "HQ", "credit_limit": "1.00", "msrepl_tran_version": new_version()}]
+    )
     history = run_reader("qrepl_dist_pw", echo=lambda _: None)
     # north changes customer 5 after the run: still queued when distribution happens
     with north.transaction("n2") as t:
@@ -128,8 +163,9 @@ def test_maintain_keeps_what_distribution_needs(publisher_wins_loop):
     assert len(lines) == 2 and lines[0].startswith("customers: ")
     assert wh.spark.table(snapshots).count() < before
     assert all(c["rows_delivered"] == 0 for c in distribute(wh.schema).values())
-    wh.upsert_rows("customers", [{"customer_id": 6, "city": "late", "credit_limit": "6.00",
-                                  "msrepl_tran_version": new_version()}])
+    wh.upsert_rows(
+        "customers", [{"customer_id": 6, "city": "late", "credit_limit": "6.00", "msrepl_tran_version": new_version()}]
+    )
     assert {n: c["rows_delivered"] for n, c in distribute(wh.schema).items()} == dict.fromkeys(SUBSCRIBERS, 1)
     _assert_replicas_equal_publisher(wh, subs, {"north": {("customers", (5,))}})
 

@@ -22,24 +22,44 @@ V1 = "00000000-0000-4000-8000-000000000001"
 def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
-    wh.write_publication(publication_from_dict({
-        "publication": "p", "articles": [{"name": "items", "key": ["item_id"],
-                                          "columns": {"item_id": "int", "qty": "int"}}]}))
+    wh.write_publication(
+        publication_from_dict(
+            {
+                "publication": "p",
+                "articles": [{"name": "items", "key": ["item_id"], "columns": {"item_id": "int", "qty": "int"}}],
+            }
+        )
+    )
     wh.upsert_rows("items", [{"item_id": 1, "qty": 1, "msrepl_tran_version": V1}])
     wh.add_subscription("north")
 
     jsonl = tmp_path / "changes.jsonl"
-    jsonl.write_text("\n".join([
-        json.dumps({"tran_id": "t1", "article": "items", "op": "U", "row": {"item_id": 1, "qty": 5},
-                    "old_version": V1, "subscriber": "someone_else"}),
-        json.dumps({"tran_id": "t1", "article": "items", "op": "I", "row": {"item_id": 2, "qty": 7}}),
-        json.dumps({"tran_id": "t2", "article": "nope", "op": "I", "row": {"item_id": 3}}),
-        "{broken",
-    ]) + "\n")
+    jsonl.write_text(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "tran_id": "t1",
+                        "article": "items",
+                        "op": "U",
+                        "row": {"item_id": 1, "qty": 5},
+                        "old_version": V1,
+                        "subscriber": "someone_else",
+                    }
+                ),
+                json.dumps({"tran_id": "t1", "article": "items", "op": "I", "row": {"item_id": 2, "qty": 7}}),
+                json.dumps({"tran_id": "t2", "article": "nope", "op": "I", "row": {"item_id": 3}}),
+                "{broken",
+            ]
+        )
+        + "\n"
+    )
     csv_file = tmp_path / "changes.csv"
-    csv_file.write_text('tran_id,article,op,row,key,old_version,new_version\n'
-                        't3,items,I,"{""item_id"": 9, ""qty"": 1}",,,\n'
-                        f't4,items,D,,,{V1},\n')
+    csv_file.write_text(
+        "tran_id,article,op,row,key,old_version,new_version\n"
+        't3,items,I,"{""item_id"": 9, ""qty"": 1}",,,\n'
+        f"t4,items,D,,,{V1},\n"
+    )
 
     result = CliRunner().invoke(main, ["enqueue", str(jsonl), "--subscriber", "north", "--schema", SCHEMA])
     assert result.exit_code == 0, result.output
@@ -53,10 +73,16 @@ def test_enqueue_jsonl_and_csv(spark, tmp_path, monkeypatch):
 
     queued = wh.rows_of("replication_queue")
     assert {(q["tran_id"], q["subscriber"], q["op"]) for q in queued} == {
-        ("t1", "north", "U"), ("t1", "north", "I"), ("t3", "north", "I")}
+        ("t1", "north", "U"),
+        ("t1", "north", "I"),
+        ("t3", "north", "I"),
+    }
     reasons = sorted(r["reason"] for r in wh.rows_of("enqueue_rejects"))
-    assert reasons == ["changes.csv:line 3: missing key", "changes.jsonl:line 3: unknown article 'nope'",
-                       "changes.jsonl:line 4: malformed JSON (Expecting property name enclosed in double quotes)"]
+    assert reasons == [
+        "changes.csv:line 3: missing key",
+        "changes.jsonl:line 3: unknown article 'nope'",
+        "changes.jsonl:line 4: malformed JSON (Expecting property name enclosed in double quotes)",
+    ]
 
     history = run_reader(SCHEMA, echo=lambda _: None)
     assert (history["transactions_processed"], history["conflicts"]) == (2, 0)
@@ -70,5 +96,4 @@ def test_enqueue_unknown_subscriber_is_one_line_error(spark, tmp_path):
     f.write_text("{}\n")
     result = CliRunner().invoke(main, ["enqueue", str(f), "--subscriber", "ghost", "--schema", SCHEMA])
     assert result.exit_code == 1
-    assert result.output.strip() == \
-        "qrepl: error: no subscription for subscriber ghost (--debug shows the whole error)"
+    assert result.output.strip() == "qrepl: error: no subscription for subscriber ghost (--debug shows the whole error)"

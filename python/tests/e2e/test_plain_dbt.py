@@ -38,8 +38,10 @@ def _reference_first_batch() -> dict[str, list[dict]]:
 
 
 def _without_clock(tables: dict[str, list[dict]]) -> dict[str, list[dict]]:
-    return {name: [{k: v for k, v in row.items() if k not in CLOCK_COLUMNS} for row in rows]
-            for name, rows in tables.items()}
+    return {
+        name: [{k: v for k, v in row.items() if k not in CLOCK_COLUMNS} for row in rows]
+        for name, rows in tables.items()
+    }
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -52,8 +54,12 @@ def test_plain_dbt_build_and_docs_on_the_local_target(tmp_path):
     # a user's shell: the venv on PATH, the state directory, nothing else of qrepl's; dbt's
     # target/ in tmp_path so the suite's own (the checkout's) is left alone
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QREPL_", "DBT_"))}
-    env.update(QREPL_STATE_DIR=str(tmp_path / "state"), PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
-               DBT_TARGET_PATH=str(tmp_path / "target"), DBT_LOG_PATH=str(tmp_path / "logs"))
+    env.update(
+        QREPL_STATE_DIR=str(tmp_path / "state"),
+        PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+        DBT_TARGET_PATH=str(tmp_path / "target"),
+        DBT_LOG_PATH=str(tmp_path / "logs"),
+    )
     _run([sys.executable, str(DRIVER), "setup", str(SCENARIO)], env)
 
     build = _run(["dbt", "build"], env)
@@ -77,8 +83,9 @@ def test_plain_dbt_build_and_docs_on_the_local_target(tmp_path):
     _run([sys.executable, str(DRIVER), "lock", "another_reader"], env)
     tests_only = _run(["dbt", "build", "--select", "assert_transactions_processed_once"], env)
     assert "Completed successfully" in tests_only.stdout and "PASS" in tests_only.stdout
-    reader = subprocess.run(["dbt", "build", "--select", "conflicts"], cwd=PROJECT, env=env, capture_output=True,
-                            text=True, timeout=1200)
+    reader = subprocess.run(
+        ["dbt", "build", "--select", "conflicts"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=1200
+    )
     assert reader.returncode != 0 and "already running (another_reader" in reader.stdout
 
 
@@ -90,13 +97,24 @@ def test_a_plain_dbt_run_killed_by_a_ci_timeout_leaves_a_lease_that_expires(tmp_
     reference. Before, a plain run's lock had no lease and every later run failed until someone
     ran `qrepl unlock`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QREPL_", "DBT_"))}
-    env.update(QREPL_STATE_DIR=str(tmp_path / "state"), PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
-               DBT_TARGET_PATH=str(tmp_path / "target"), DBT_LOG_PATH=str(tmp_path / "logs"),
-               QREPL_PLAIN_RUN_LEASE_SECONDS="10")
+    env.update(
+        QREPL_STATE_DIR=str(tmp_path / "state"),
+        PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+        DBT_TARGET_PATH=str(tmp_path / "target"),
+        DBT_LOG_PATH=str(tmp_path / "logs"),
+        QREPL_PLAIN_RUN_LEASE_SECONDS="10",
+    )
     _run([sys.executable, str(DRIVER), "setup", str(SCENARIO)], env)
 
-    dbt = subprocess.Popen(["dbt", "run"], cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, start_new_session=True)
+    dbt = subprocess.Popen(
+        ["dbt", "run"],
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     seen: list[str] = []
     try:
         for line in dbt.stdout:  # the lock is taken in on-run-start, before the first model
@@ -108,8 +126,14 @@ def test_a_plain_dbt_run_killed_by_a_ci_timeout_leaves_a_lease_that_expires(tmp_
         dbt.wait(timeout=120)
     assert any(" START sql " in line for line in seen), "".join(seen)[-3000:]
 
-    recovered = subprocess.run([str(Path(sys.executable).parent / "qrepl"), "run", "--wait", "120"], cwd=PROJECT,
-                               env=env, capture_output=True, text=True, timeout=1200)
+    recovered = subprocess.run(
+        [str(Path(sys.executable).parent / "qrepl"), "run", "--wait", "120"],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert recovered.returncode == 0, f"{recovered.stdout[-3000:]}\n{recovered.stderr[-3000:]}"
     assert "recovered the run lock left by a dead process (dbt invocation" in recovered.stdout, recovered.stdout
 

@@ -22,8 +22,11 @@ from qrepl.storage.warehouse import Warehouse
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_concurrent_capture"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
+}
 
 
 def test_two_captures_committing_at_once_for_one_subscriber_are_both_applied(spark):
@@ -64,5 +67,4 @@ def test_two_captures_committing_at_once_for_one_subscriber_are_both_applied(spa
     run_reader(SCHEMA, echo=lambda _: None)
     assert [(r["tran_id"], r["reason"]) for r in wh.rows_of("queue_rejects")] == []
     assert sorted(o["outcome"] for o in wh.rows_of("transaction_outcomes")) == ["applied", "applied"]
-    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == \
-        [(1, "city1"), (2, "city2")]
+    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == [(1, "city1"), (2, "city2")]

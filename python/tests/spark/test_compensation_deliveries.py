@@ -23,8 +23,9 @@ def _compensations(wh, subscriber: str) -> list[dict]:
 
 
 def _rows(wh, schema: str) -> list[tuple]:
-    return sorted((r["customer_id"], r["city"], r["msrepl_tran_version"])
-                  for r in wh.spark.table(f"{schema}.customers").collect())
+    return sorted(
+        (r["customer_id"], r["city"], r["msrepl_tran_version"]) for r in wh.spark.table(f"{schema}.customers").collect()
+    )
 
 
 def test_distribution_records_deliveries_in_its_own_table_and_leaves_the_mart_as_dbt_wrote_it(spark):
@@ -57,8 +58,9 @@ def test_a_store_whose_mart_marked_deliveries_keeps_them_and_takes_new_compensat
     assert history["rejected"] == 1, history
     new = [c for c in _compensations(wh, "b") if (c["batch_id"], c["seq"]) not in old]
     assert new and all(c["delivered_at"] is None for c in new)
-    assert {(r["batch_id"], r["seq"]) for r in pending_compensations(wh, "b").collect()} == \
-        {(c["batch_id"], c["seq"]) for c in new}, "a command the old mart marked delivered is pending again"
+    assert {(r["batch_id"], r["seq"]) for r in pending_compensations(wh, "b").collect()} == {
+        (c["batch_id"], c["seq"]) for c in new
+    }, "a command the old mart marked delivered is pending again"
     distribute(wh.schema)
     assert pending_compensations(wh, "b").isEmpty()
     assert _rows(wh, replica_schema(wh, "b")) == _rows(wh, BASE_SCHEMA)

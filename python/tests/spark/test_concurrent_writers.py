@@ -30,8 +30,9 @@ def _compensations(wh: Warehouse, subscriber: str) -> list[dict]:
 
 
 def _rows(wh: Warehouse, schema: str) -> list[tuple]:
-    return sorted((r["customer_id"], r["city"], r["msrepl_tran_version"])
-                  for r in wh.spark.table(f"{schema}.customers").collect())
+    return sorted(
+        (r["customer_id"], r["city"], r["msrepl_tran_version"]) for r in wh.spark.table(f"{schema}.customers").collect()
+    )
 
 
 def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
@@ -42,8 +43,10 @@ def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
 
     # the run commits while the distribution is delivering b's replica, after it read b's
     # pending compensations and before it stamps them
-    faults.arm_at_label(f"python merge into {replica_schema(wh, 'b')}.customers",
-                        lambda k, label: run_reader(BASE_SCHEMA, echo=lambda _: None))
+    faults.arm_at_label(
+        f"python merge into {replica_schema(wh, 'b')}.customers",
+        lambda k, label: run_reader(BASE_SCHEMA, echo=lambda _: None),
+    )
     try:
         distribute(wh.schema)
     finally:
@@ -51,11 +54,13 @@ def test_distribution_beside_a_run_stamps_only_the_compensations_it_read(spark):
     late = [c for c in _compensations(wh, "b") if c["batch_id"] not in batches_before]
     assert late, "the concurrent run did not compensate b's second transaction"
     delivered = compensation_delivery_times(wh)
-    assert not [c for c in late if ("b", c["batch_id"], c["seq"]) in delivered], \
+    assert not [c for c in late if ("b", c["batch_id"], c["seq"]) in delivered], (
         "distribution recorded compensating commands of a run it never read as delivered"
+    )
 
     distribute(wh.schema)  # the next delivery sends them
     delivered = compensation_delivery_times(wh)
     assert all(("b", c["batch_id"], c["seq"]) in delivered for c in _compensations(wh, "b"))
-    assert _rows(wh, replica_schema(wh, "b")) == _rows(wh, BASE_SCHEMA), \
+    assert _rows(wh, replica_schema(wh, "b")) == _rows(wh, BASE_SCHEMA), (
         "b's replica kept its rejected change after every delivery"
+    )

@@ -26,7 +26,15 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from qrepl.tools.replay import CONDITIONAL_POINTS, RUN_POINTS, ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import (
+    CONDITIONAL_POINTS,
+    RUN_POINTS,
+    ReferenceBackend,
+    SparkBackend,
+    normalized_outputs,
+    play,
+    scenario_from_dict,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -37,8 +45,21 @@ PACK = min(25, max(1, int(os.environ.get("QREPL_CONFORMANCE_PACK", "25"))))
 # generated; packs of 10 are generated every time
 COUPLED_PACK = min(PACK, 10)
 KEY_TYPES = ["int", "bigint", "string", "smallint", "date", "decimal(10,2)", "timestamp", "timestamp_ntz"]
-VALUE_TYPES = ["int", "string", "decimal(8,2)", "boolean", "date", "double", "tinyint", "smallint", "float",
-               "decimal(38,2)", "timestamp", "timestamp_ntz", "binary"]
+VALUE_TYPES = [
+    "int",
+    "string",
+    "decimal(8,2)",
+    "boolean",
+    "date",
+    "double",
+    "tinyint",
+    "smallint",
+    "float",
+    "decimal(38,2)",
+    "timestamp",
+    "timestamp_ntz",
+    "binary",
+]
 
 
 def _many(draw, low: int, high: int) -> int:
@@ -90,11 +111,20 @@ def _value(draw, type_name: str):
     if type_name == "double":
         return draw(st.sampled_from([0.5, -2.25, 3.0, 1e10]))
     if type_name == "timestamp":  # as a writer may put it: any offset, 0..6 fractional digits
-        return draw(st.sampled_from(["2026-01-01T00:00:00.000001Z", "1969-12-31T23:59:59.999999+01:00",
-                                     "0001-01-01T00:00:00Z", "2024-02-29 12:00:00.5-05:30"]))
+        return draw(
+            st.sampled_from(
+                [
+                    "2026-01-01T00:00:00.000001Z",
+                    "1969-12-31T23:59:59.999999+01:00",
+                    "0001-01-01T00:00:00Z",
+                    "2024-02-29 12:00:00.5-05:30",
+                ]
+            )
+        )
     if type_name == "timestamp_ntz":
-        return draw(st.sampled_from(["2026-01-01T00:00:00.000001", "9999-12-31T23:59:59.999999",
-                                     "1900-03-01 00:00:00"]))
+        return draw(
+            st.sampled_from(["2026-01-01T00:00:00.000001", "9999-12-31T23:59:59.999999", "1900-03-01 00:00:00"])
+        )
     if type_name == "binary":
         return draw(st.sampled_from(["", "AP8=", "AAECAw==", "////"]))
     return draw(st.sampled_from(["1.50", "-0.25", "100.00"]))
@@ -135,6 +165,7 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         publisher[article["name"]] = rows
     rounds = []
     generations = dict.fromkeys(subscribers, 0)
+
     def outside_writes(during: bool) -> list[dict]:
         """0–2 writes by a job that knows nothing of qrepl: between runs, or at a point of the
         next run (RUN_POINTS); the rows it writes have versions only the trigger knows."""
@@ -161,8 +192,7 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
             k = draw(st.integers(0, 3))
             if draw(st.booleans()):
                 new = fresh()
-                changes.append({"article": article["name"], "op": "U", "row": full_row(article, k),
-                                "new_version": new})
+                changes.append({"article": article["name"], "op": "U", "row": full_row(article, k), "new_version": new})
                 known[(article["name"], k)] = new
             else:
                 changes.append({"article": article["name"], "op": "D", "key": key_row(article, k)})
@@ -200,8 +230,15 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         if policy == "publisher_wins_reinit" and draw(st.booleans()):
             reinit = [draw(st.sampled_from(subscribers))]
         outside_during = outside_writes(during=True)
-        rounds.append({"changes": changes, "outside": outside, "transactions": transactions,
-                       "outside_during": outside_during, "reinit": reinit})
+        rounds.append(
+            {
+                "changes": changes,
+                "outside": outside,
+                "transactions": transactions,
+                "outside_during": outside_during,
+                "reinit": reinit,
+            }
+        )
         for s in reinit:
             generations[s] += 1
     return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds}
@@ -222,8 +259,10 @@ def coupled_workloads(draw, policy: str, articles: list[dict], part: int) -> dic
         return str(uuid.UUID(int=(part << 96) | (serial[0] << 32) | draw(st.integers(0, 2**32 - 1))))
 
     def key_row(k: int) -> dict:
-        return {col: _key_value(article["columns"][col], part * 100 + k + i, f"p{part}k{k}_{i}")
-                for i, col in enumerate(article["key"])}
+        return {
+            col: _key_value(article["columns"][col], part * 100 + k + i, f"p{part}k{k}_{i}")
+            for i, col in enumerate(article["key"])
+        }
 
     def full_row(k: int) -> dict:
         row = key_row(k)
@@ -240,29 +279,49 @@ def coupled_workloads(draw, policy: str, articles: list[dict], part: int) -> dic
         subscriber = draw(st.sampled_from(subscribers))
         view = views[subscriber]
         first = draw(st.integers(0, width - 1))
-        rows = sorted({first, (first + 1) % width} | ({draw(st.integers(0, width - 1))} if draw(st.booleans()) else set()))
+        rows = sorted(
+            {first, (first + 1) % width} | ({draw(st.integers(0, width - 1))} if draw(st.booleans()) else set())
+        )
         commands = []
         for k in rows:
             stale = t == 0 and draw(st.booleans())
             if k not in view:
                 new = fresh()
-                commands.append({"article": article["name"], "op": "I", "old_version": None, "new_version": new,
-                                 "row": full_row(k)})
+                commands.append(
+                    {"article": article["name"], "op": "I", "old_version": None, "new_version": new, "row": full_row(k)}
+                )
                 view[k] = new
             elif draw(st.integers(0, 6)) == 0:
-                commands.append({"article": article["name"], "op": "D", "key": key_row(k),
-                                 "old_version": fresh() if stale else view[k], "new_version": None})
+                commands.append(
+                    {
+                        "article": article["name"],
+                        "op": "D",
+                        "key": key_row(k),
+                        "old_version": fresh() if stale else view[k],
+                        "new_version": None,
+                    }
+                )
                 del view[k]
             else:
                 new = fresh()
-                commands.append({"article": article["name"], "op": "U", "row": full_row(k),
-                                 "old_version": fresh() if stale else view[k], "new_version": new})
+                commands.append(
+                    {
+                        "article": article["name"],
+                        "op": "U",
+                        "row": full_row(k),
+                        "old_version": fresh() if stale else view[k],
+                        "new_version": new,
+                    }
+                )
                 view[k] = new
         transactions.append({"subscriber": subscriber, "tran_id": f"p{part}c{t}", "commands": commands})
     publisher = {a["name"]: [] for a in articles}
     publisher[article["name"]] = [{**full_row(k), "msrepl_tran_version": v} for k, v in start.items()]
-    return {"subscribers": subscribers, "publisher": publisher,
-            "rounds": [{"changes": [], "transactions": transactions, "reinit": []}]}
+    return {
+        "subscribers": subscribers,
+        "publisher": publisher,
+        "rounds": [{"changes": [], "transactions": transactions, "reinit": []}],
+    }
 
 
 def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
@@ -280,8 +339,13 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
     last = [rd for p in parts for rd in p["rounds"][-1:] if len(p["rounds"]) == r + 1]
     if any(rd.get("outside_during") for rd in last):
         steps.append({"run": {}})  # its trigger stamps what the last run's outside writes left unstamped
-    return {"publication": "sales", "policy": policy, "articles": articles,
-            "subscribers": [s for p in parts for s in p["subscribers"]], "steps": steps}
+    return {
+        "publication": "sales",
+        "policy": policy,
+        "articles": articles,
+        "subscribers": [s for p in parts for s in p["subscribers"]],
+        "steps": steps,
+    }
 
 
 @st.composite
@@ -308,8 +372,10 @@ def _check(policy: str, articles: list[dict], parts: list[dict]) -> None:
     started = time.monotonic()
     expected = _outputs(data, ReferenceBackend)
     actual = _outputs(data, SparkBackend)
-    _progress(f"{policy}: pack of {len(parts)} workloads, {len(data['steps'])} steps, "
-              f"{'match' if actual == expected else 'DIFFER'} ({time.monotonic() - started:.0f} s)")
+    _progress(
+        f"{policy}: pack of {len(parts)} workloads, {len(data['steps'])} steps, "
+        f"{'match' if actual == expected else 'DIFFER'} ({time.monotonic() - started:.0f} s)"
+    )
     if actual == expected:
         return
     for part in parts:  # name the workload that differs
@@ -350,8 +416,14 @@ def _check_packs(policy: str, strategy, wanted: int) -> None:
     run that checked fewer packs than asked fail instead of passing quietly."""
     checked: list[int] = []
 
-    @settings(max_examples=wanted, deadline=None, derandomize=os.environ.get("CI") == "true",
-              database=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+    @settings(
+        max_examples=wanted,
+        deadline=None,
+        derandomize=os.environ.get("CI") == "true",
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate],
+    )
     @given(strategy)
     def check(pack):
         _check(policy, *pack)

@@ -13,8 +13,19 @@ from decimal import Decimal
 import pytest
 
 from exact_values_catalogue import (
-    ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
-    SUBSCRIBERS, TYPED_CASES, expected_decimal, queue_rows,
+    ARTICLES,
+    BATCH_TIME,
+    DECIMAL_CASES,
+    KEY_STRINGS,
+    LONG38,
+    MAX38,
+    MOMENT_CASES,
+    NEAR_FLOAT,
+    PUBLICATION,
+    SUBSCRIBERS,
+    TYPED_CASES,
+    expected_decimal,
+    queue_rows,
 )
 from qrepl.core.model import canonical_key
 from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, scenario_from_dict
@@ -44,7 +55,9 @@ def _rejects(outputs: dict) -> list[tuple]:
 def test_spark_quarantines_the_same_values_as_the_reference(both):
     _, expected, actual = both
     assert _rejects(actual) == _rejects(expected)
-    assert len(_rejects(actual)) == sum(1 for cases in (DECIMAL_CASES, TYPED_CASES, MOMENT_CASES) for c in cases if c[-1])
+    assert len(_rejects(actual)) == sum(
+        1 for cases in (DECIMAL_CASES, TYPED_CASES, MOMENT_CASES) for c in cases if c[-1]
+    )
 
 
 def test_spark_publisher_equals_the_reference_to_the_last_digit(both):
@@ -67,7 +80,9 @@ def test_decimal_case_on_spark(both, case, d18, d38, d12, reason):
 
 def test_decimal_38_digits_exact_through_reader(both):
     _, _, actual = both
-    held = {Decimal(r["d38"]) for r in actual["publisher"]["amounts"]} | {Decimal(r["d18"]) for r in actual["publisher"]["amounts"]}
+    held = {Decimal(r["d38"]) for r in actual["publisher"]["amounts"]} | {
+        Decimal(r["d18"]) for r in actual["publisher"]["amounts"]
+    }
     assert {Decimal(MAX38), Decimal(LONG38), Decimal("-" + LONG38), Decimal(NEAR_FLOAT)} <= held
 
 
@@ -91,8 +106,11 @@ def test_python_canonical_key_text_equals_spark_to_json(spark):
     df = spark.createDataFrame(list(enumerate(strings)), "n INT, tag STRING")
     spark_text = dict(df.selectExpr("n", "to_json(named_struct('tag', tag, 'note', tag)) as k").collect())
     pairs = ARTICLES["tags"].__class__("pairs", ("tag", "note"), {"tag": "string", "note": "string"})
-    differ = [(hex(ord(s[0])) if s else "", spark_text[n]) for n, s in enumerate(strings)
-              if canonical_key(pairs, {"tag": s, "note": s}) != spark_text[n]]
+    differ = [
+        (hex(ord(s[0])) if s else "", spark_text[n])
+        for n, s in enumerate(strings)
+        if canonical_key(pairs, {"tag": s, "note": s}) != spark_text[n]
+    ]
     assert len(spark_text) == len(strings) > 0x3000 and differ == []
 
 
@@ -103,10 +121,23 @@ def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value(both, case
     name, k_tiny, k_small, *_ = case
     for outputs in (expected, actual):
         outputs["_typed"] = sorted(
-            (r["k_tiny"], r["k_small"], str(r["k_date"]), Decimal(str(r["k_dec"])), r["k_bool"], r["t"], r["sm"], r["f"])
-            for r in (outputs["publisher"]["typed"].values() if isinstance(outputs["publisher"]["typed"], dict)
-                      else outputs["publisher"]["typed"])
-            if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small))
+            (
+                r["k_tiny"],
+                r["k_small"],
+                str(r["k_date"]),
+                Decimal(str(r["k_dec"])),
+                r["k_bool"],
+                r["t"],
+                r["sm"],
+                r["f"],
+            )
+            for r in (
+                outputs["publisher"]["typed"].values()
+                if isinstance(outputs["publisher"]["typed"], dict)
+                else outputs["publisher"]["typed"]
+            )
+            if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small)
+        )
         outputs["_why"] = [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"typed_{name}"]
     assert actual["_typed"] == expected["_typed"] and actual["_why"] == expected["_why"]
     assert len(actual["_typed"]) + len(actual["_why"]) == 1
@@ -122,8 +153,10 @@ def test_timestamp_timestamp_ntz_binary_as_key_and_value(both, case):
     held = {}
     for side, outputs in (("expected", expected), ("actual", actual)):
         rows = normalized_outputs(scenario, outputs)["publisher/moments"]
-        held[side] = ([r for r in rows if canonical_key(ARTICLES["moments"], r) == key and r["k_ts"] == json.loads(case[1])],
-                      [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"moment_{name}"])
+        held[side] = (
+            [r for r in rows if canonical_key(ARTICLES["moments"], r) == key and r["k_ts"] == json.loads(case[1])],
+            [r["reason"] for r in outputs["queue_rejects"] if r["tran_id"] == f"moment_{name}"],
+        )
     assert held["actual"] == held["expected"]
     if case[-1] is None:
         assert held["actual"][0][0]["ts"] == case[-2]
@@ -148,15 +181,28 @@ def test_python_canonical_timestamp_key_text_equals_spark_to_json(spark):
     from qrepl.core.model import Article
     from qrepl.storage.warehouse import JSON_OPTIONS
 
-    walls = [datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59, 59, 999999), datetime(1969, 12, 31, 23, 59, 59, 999999),
-             datetime(1970, 1, 1), datetime(2024, 2, 29, 12), datetime(1900, 2, 28, 23, 59, 59, 1)]
+    walls = [
+        datetime(1, 1, 1),
+        datetime(9999, 12, 31, 23, 59, 59, 999999),
+        datetime(1969, 12, 31, 23, 59, 59, 999999),
+        datetime(1970, 1, 1),
+        datetime(2024, 2, 29, 12),
+        datetime(1900, 2, 28, 23, 59, 59, 1),
+    ]
     walls += [datetime(2026, 3, 29, 2, 30) + timedelta(microseconds=10**p, days=37 * p) for p in range(7)]
-    walls += [datetime(1, 1, 1) + timedelta(days=n * 73019 % 3652058, seconds=n * 7919 % 86400,
-                                            microseconds=n * 12347 % 10**6) for n in range(200)]
-    df = spark.createDataFrame([(n, w.replace(tzinfo=timezone.utc), w) for n, w in enumerate(walls)],
-                               "n INT, t TIMESTAMP, w TIMESTAMP_NTZ")
+    walls += [
+        datetime(1, 1, 1)
+        + timedelta(days=n * 73019 % 3652058, seconds=n * 7919 % 86400, microseconds=n * 12347 % 10**6)
+        for n in range(200)
+    ]
+    df = spark.createDataFrame(
+        [(n, w.replace(tzinfo=timezone.utc), w) for n, w in enumerate(walls)], "n INT, t TIMESTAMP, w TIMESTAMP_NTZ"
+    )
     spark_text = dict(df.select("n", F.to_json(F.struct("t", "w"), JSON_OPTIONS)).collect())
     moments = Article("m", ("t", "w"), {"t": "timestamp", "w": "timestamp_ntz"})
-    differ = [(w, spark_text[n]) for n, w in enumerate(walls)
-              if canonical_key(moments, {"t": w.replace(tzinfo=timezone.utc), "w": w}) != spark_text[n]]
+    differ = [
+        (w, spark_text[n])
+        for n, w in enumerate(walls)
+        if canonical_key(moments, {"t": w.replace(tzinfo=timezone.utc), "w": w}) != spark_text[n]
+    ]
     assert len(spark_text) == len(walls) and differ == []

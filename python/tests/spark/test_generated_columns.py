@@ -21,8 +21,14 @@ from qrepl.storage.warehouse import Warehouse
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_generated"
-ORDERS = {"name": "orders", "key": ["order_id"], "identity": "order_id", "identity_range": 3, "stamped": "placed_at",
-          "columns": {"order_id": "bigint", "item": "string", "placed_at": "timestamp"}}
+ORDERS = {
+    "name": "orders",
+    "key": ["order_id"],
+    "identity": "order_id",
+    "identity_range": 3,
+    "stamped": "placed_at",
+    "columns": {"order_id": "bigint", "item": "string", "placed_at": "timestamp"},
+}
 PUBLICATION = {"publication": "shop", "articles": [ORDERS]}
 QUIET = {"echo": lambda _: None}
 
@@ -71,8 +77,9 @@ def test_an_immediate_insert_gets_its_identity_and_stamp_from_the_publisher(wh):
     ref = ReferenceReader(publication_from_dict(PUBLICATION))
     ref.add_subscription("imm", "immediate")
     ref.add_subscription("north")
-    blank = [{**c, "row_key": None, "new_row": json.dumps({**json.loads(c["new_row"]), "order_id": None})}
-             for c in submitted]
+    blank = [
+        {**c, "row_key": None, "new_row": json.dumps({**json.loads(c["new_row"]), "order_id": None})} for c in submitted
+    ]
     ref.immediate_commit("imm", "t1", blank, decided)
     assert {json.loads(k)["order_id"]: r for k, r in ref.publisher["orders"].items()} == pub
 
@@ -83,8 +90,11 @@ def test_a_queued_subscriber_uses_its_own_range_and_is_refused_when_it_runs_out(
         for item in ("a", "b", "c"):
             t.insert("orders", {"item": item})
     assert t.identities == {"orders": [7, 8, 9]}  # north's range; the publisher's and imm's come first
-    with pytest.raises(ConfigError, match=r"subscriber north has used its identity range 7\.\.9 of orders\.order_id: "
-                                          r"run `qrepl subscription range north --article orders`"):
+    with pytest.raises(
+        ConfigError,
+        match=r"subscriber north has used its identity range 7\.\.9 of orders\.order_id: "
+        r"run `qrepl subscription range north --article orders`",
+    ):
         with sub.transaction() as t:
             t.insert("orders", {"item": "d"})
     assert wh.spark.table(f"{SCHEMA}.replication_queue").count() == 3  # nothing of the refused one
@@ -121,11 +131,27 @@ def test_an_enqueued_insert_outside_the_subscribers_range_is_quarantined(wh, tmp
     from qrepl.services.enqueue import enqueue_file
 
     f = tmp_path / "north.jsonl"
-    f.write_text("\n".join(json.dumps({"tran_id": tid, "op": "I", "article": "orders", "new_version": v,
-                                       "row": {"order_id": oid, "item": "x", "placed_at": "2026-01-01T00:00:00Z"}})
-                           for tid, oid, v in [("t1", 7, "00000000-0000-4000-8000-000000000001"),
-                                               ("t2", 4, "00000000-0000-4000-8000-000000000002")]) + "\n")
+    f.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "tran_id": tid,
+                    "op": "I",
+                    "article": "orders",
+                    "new_version": v,
+                    "row": {"order_id": oid, "item": "x", "placed_at": "2026-01-01T00:00:00Z"},
+                }
+            )
+            for tid, oid, v in [
+                ("t1", 7, "00000000-0000-4000-8000-000000000001"),
+                ("t2", 4, "00000000-0000-4000-8000-000000000002"),
+            ]
+        )
+        + "\n"
+    )
     report = enqueue_file(SCHEMA, "north", f, progress=lambda _: None)
     assert report.transactions == 1 and report.rejected_records == 1
-    assert any("identity order_id 4 is outside the subscriber's identity range(s) of orders (7..9)" in p
-               for p in report.problems), report.problems
+    assert any(
+        "identity order_id 4 is outside the subscriber's identity range(s) of orders (7..9)" in p
+        for p in report.problems
+    ), report.problems

@@ -24,9 +24,20 @@ def _load(backend, scenario) -> dict:
 
 
 def _rejects(outputs: dict) -> list[tuple]:
-    return sorted((r["subscriber"] or "", r["tran_id"] or "", r["command_seq"] or 0, r["op"] or "", r["row_key"] or "",
-                   r["new_row"] or "", r["old_version"] or "", r["new_version"] or "", r["reason"])
-                  for r in outputs["queue_rejects"])
+    return sorted(
+        (
+            r["subscriber"] or "",
+            r["tran_id"] or "",
+            r["command_seq"] or 0,
+            r["op"] or "",
+            r["row_key"] or "",
+            r["new_row"] or "",
+            r["old_version"] or "",
+            r["new_version"] or "",
+            r["reason"],
+        )
+        for r in outputs["queue_rejects"]
+    )
 
 
 @pytest.fixture(scope="module")

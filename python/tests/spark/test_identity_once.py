@@ -26,11 +26,21 @@ from qrepl.storage.warehouse import Warehouse
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_identity_once"
-ORDERS = {"name": "orders", "key": ["order_id"], "identity": "order_id", "identity_range": 5,
-          "columns": {"order_id": "bigint", "item": "string"}}
+ORDERS = {
+    "name": "orders",
+    "key": ["order_id"],
+    "identity": "order_id",
+    "identity_range": 5,
+    "columns": {"order_id": "bigint", "item": "string"},
+}
 # an identity that is not the key: two rows given one number would both be kept
-TICKETS = {"name": "tickets", "key": ["code"], "identity": "number", "identity_range": 10,
-           "columns": {"code": "string", "number": "bigint"}}
+TICKETS = {
+    "name": "tickets",
+    "key": ["code"],
+    "identity": "number",
+    "identity_range": 10,
+    "columns": {"code": "string", "number": "bigint"},
+}
 PUBLICATION = {"publication": "shop", "articles": [ORDERS, TICKETS]}
 SUBSCRIBERS = {"north": "queued", "imm": "immediate", "imm2": "immediate"}
 QUIET = {"echo": lambda _: None}
@@ -61,8 +71,11 @@ def _article(wh: Warehouse, name: str):
 
 
 def _owner_ranges(wh: Warehouse, article: str) -> list[tuple[str, int, int]]:
-    return sorted((r["owner"], r["range_start"], r["range_end"]) for r in wh.rows_of("identity_ranges")
-                  if r["article"] == article and r["owner"] != "*")
+    return sorted(
+        (r["owner"], r["range_start"], r["range_end"])
+        for r in wh.rows_of("identity_ranges")
+        if r["article"] == article and r["owner"] != "*"
+    )
 
 
 def _assert_no_block_has_two_owners(wh: Warehouse, article: str) -> None:
@@ -122,6 +135,7 @@ def _together(monkeypatch, name: str, *workers) -> list:
 
 # -- case 5: a range assigned twice -----------------------------------------------------------
 
+
 def test_case5_a_range_assignment_inside_anothers_window_gets_the_next_range(wh, monkeypatch):
     """`qrepl subscription range south` runs whole while `qrepl subscription range north`
     has read the mark and not yet moved it: before the fix both saw the mark at the range they
@@ -137,8 +151,9 @@ def test_case5_a_range_assignment_inside_anothers_window_gets_the_next_range(wh,
 
 def test_case5_two_range_assignments_in_two_threads_get_different_ranges(wh, monkeypatch):
     orders = _article(wh, "orders")
-    results = _together(monkeypatch, "next_range", lambda: assign_range(wh, "north", orders),
-                        lambda: assign_range(wh, "south", orders))
+    results = _together(
+        monkeypatch, "next_range", lambda: assign_range(wh, "north", orders), lambda: assign_range(wh, "south", orders)
+    )
     assert not [r for r in results if isinstance(r, BaseException)], results
     assert results[0] != results[1], results
     _assert_no_block_has_two_owners(wh, "orders")
@@ -151,9 +166,11 @@ def test_case5_an_identity_ranges_table_of_an_earlier_version_is_upgraded_in_pla
     wh = _drop(spark)
     wh.write_publication(publication_from_dict(PUBLICATION))
     spark.sql(f"create table {wh.table('identity_ranges')} ({OLD_DDL}) using iceberg")
-    spark.sql(f"insert into {wh.table('identity_ranges')} values "
-              f"('orders', '*', 6, 10, current_timestamp()), ('orders', '', 1, 5, current_timestamp()), "
-              f"('orders', 'north', 6, 10, current_timestamp())")
+    spark.sql(
+        f"insert into {wh.table('identity_ranges')} values "
+        f"('orders', '*', 6, 10, current_timestamp()), ('orders', '', 1, 5, current_timestamp()), "
+        f"('orders', 'north', 6, 10, current_timestamp())"
+    )
     orders = _article(wh, "orders")
     assert assign_range(wh, "south", orders) == (11, 15)
     assert {"token", "claimed"} <= set(wh.columns_of(wh.table("identity_ranges")))
@@ -167,7 +184,7 @@ def test_a_failure_at_any_write_of_an_assignment_leaves_no_block_with_two_owners
     """A failure right after each write of `assign_range` (the mark's compare-and-swap, the
     owner's row), then the rerun: at most a block no one holds, never two owners."""
     orders = _article(wh, "orders")
-    faults.arm(10 ** 6, faults.raise_fault)  # count only
+    faults.arm(10**6, faults.raise_fault)  # count only
     try:
         assign_range(wh, "probe", orders)
     finally:
@@ -187,6 +204,7 @@ def test_a_failure_at_any_write_of_an_assignment_leaves_no_block_with_two_owners
 
 
 # -- case 6: the same next value to two open transactions ---------------------------------------
+
 
 def _capture(subscriber: str, article: str, row: dict, out: list | None = None) -> dict:
     with Subscriber(SCHEMA, subscriber).transaction() as t:
@@ -218,8 +236,12 @@ def test_case6_two_captures_of_one_subscriber_open_at_once_get_different_values(
 
 
 def test_case6_two_captures_in_two_threads_get_different_values(wh, monkeypatch):
-    results = _together(monkeypatch, "next_identity", lambda: _capture("north", "tickets", {"code": "a"}),
-                        lambda: _capture("north", "tickets", {"code": "b"}))
+    results = _together(
+        monkeypatch,
+        "next_identity",
+        lambda: _capture("north", "tickets", {"code": "a"}),
+        lambda: _capture("north", "tickets", {"code": "b"}),
+    )
     assert not [r for r in results if isinstance(r, BaseException)], results
     assert results[0]["tickets"] != results[1]["tickets"], results
     replica = wh.spark.table(f"{replica_schema(wh, 'north')}.tickets").collect()
@@ -239,8 +261,12 @@ def test_case6_two_immediate_transactions_open_at_once_get_different_values(wh, 
 
 
 def test_case6_two_immediate_transactions_in_two_threads_get_different_values(wh, monkeypatch):
-    results = _together(monkeypatch, "next_identity", lambda: _capture("imm", "tickets", {"code": "a"}),
-                        lambda: _capture("imm2", "tickets", {"code": "b"}))
+    results = _together(
+        monkeypatch,
+        "next_identity",
+        lambda: _capture("imm", "tickets", {"code": "a"}),
+        lambda: _capture("imm2", "tickets", {"code": "b"}),
+    )
     assert not [r for r in results if isinstance(r, BaseException)], results
     numbers = [r["number"] for r in wh.publisher_rows("tickets")]
     assert sorted(numbers) == sorted(results[0]["tickets"] + results[1]["tickets"]) and len(set(numbers)) == 2
@@ -249,7 +275,7 @@ def test_case6_two_immediate_transactions_in_two_threads_get_different_values(wh
 def test_case6_a_failure_at_any_write_of_a_capture_never_gives_a_value_twice(wh):
     """A failure right after each write of a queued capture of an identity insert (the claim,
     the queue append, the replica), then the capture again: every value queued is distinct."""
-    faults.arm(10 ** 6, faults.raise_fault)  # count only
+    faults.arm(10**6, faults.raise_fault)  # count only
     try:
         _capture("north", "tickets", {"code": "probe"})
     finally:
@@ -263,8 +289,7 @@ def test_case6_a_failure_at_any_write_of_a_capture_never_gives_a_value_twice(wh)
         finally:
             faults.disarm()
         _capture("north", "tickets", {"code": f"r{k}"})
-    queued = [json.loads(q["new_row"])["number"] for q in wh.rows_of("replication_queue")
-              if q["article"] == "tickets"]
+    queued = [json.loads(q["new_row"])["number"] for q in wh.rows_of("replication_queue") if q["article"] == "tickets"]
     # before the claim, a failure after the queue append (the commit point) and before the
     # replica write gave the queued value again to the next capture
     assert not [n for n, c in Counter(queued).items() if c > 1], queued

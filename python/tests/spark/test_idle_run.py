@@ -23,9 +23,17 @@ SCHEMA = "qrepl_idle_run"
 ORDERS = {"name": "orders", "key": ["order_id"], "columns": {"order_id": "int", "note": "string"}}
 PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]}
 # the per-batch tables after the cut, and the cut's own two
-AFTER_THE_CUT = ["int_batch_transactions", "int_queued_commands_judged",
-                 "queue_rejects", "publisher_changes", "compensating_commands", "conflicts",
-                 "reinit_requests", "transaction_outcomes", "batch_applied"]
+AFTER_THE_CUT = [
+    "int_batch_transactions",
+    "int_queued_commands_judged",
+    "queue_rejects",
+    "publisher_changes",
+    "compensating_commands",
+    "conflicts",
+    "reinit_requests",
+    "transaction_outcomes",
+    "batch_applied",
+]
 THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
 # the marts a batch with one applied and one conflicting transaction under publisher_wins gives
 # no row (meta qrepl_skip_when: no_rows_for_batch), and those of a batch with no conflict
@@ -43,8 +51,10 @@ def _not_run(result) -> set[str]:
 
 
 def _history(wh: Warehouse) -> list[tuple]:
-    return sorted((h["batch_id"], h["transactions_processed"], h["commands_processed"], h["conflicts"])
-                  for h in wh.rows_of("queue_reader_history"))
+    return sorted(
+        (h["batch_id"], h["transactions_processed"], h["commands_processed"], h["conflicts"])
+        for h in wh.rows_of("queue_reader_history")
+    )
 
 
 def _setup(spark, publication: dict) -> Warehouse:
@@ -67,11 +77,15 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _snapshots(wh, NO_ROWS_HERE) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
     decided = latest_decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
-    assert (decided["queue_read"], decided["batch_empty"], sorted(decided["models_skipped"])) == \
-        ("whole queue", False, sorted(NO_ROWS_HERE))
+    assert (decided["queue_read"], decided["batch_empty"], sorted(decided["models_skipped"])) == (
+        "whole queue",
+        False,
+        sorted(NO_ROWS_HERE),
+    )
     assert (decided["followers"], decided["resolution"], decided["articles_merged"]) == (0, "pass 0", ["customers"])
     assert decided["subscriptions_written"] is False and decided["queue_snapshot_id"] == current_snapshot(
-        wh, "replication_queue")
+        wh, "replication_queue"
+    )
 
     # nothing queued since: no table of the batch is written, the history still is
     before = _snapshots(wh, THE_CUT + AFTER_THE_CUT)
@@ -103,16 +117,20 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     assert _history(wh)[-1] == (5, 1, 1, 0)
     outcomes = sorted((o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes"))
     assert outcomes == [(2, "t1", "applied"), (2, "t2", "rejected"), (5, "t3", "applied")]
-    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == \
-        [(1, "city 1"), (2, "home 2"), (3, "city 3")]
+    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == [
+        (1, "city 1"),
+        (2, "home 2"),
+        (3, "city 3"),
+    ]
     assert [(c["batch_id"], c["tran_id"]) for c in wh.rows_of("compensating_commands")] == [(2, "t2")]
 
 
 @pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit"])
 def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
     wh = _setup(spark, {"publication": "sales", "policy": policy, "articles": [CUSTOMERS, ORDERS]})
-    spark.createDataFrame([(1, "first", V(501))], "order_id INT, note STRING, msrepl_tran_version STRING") \
-        .writeTo(wh.table("orders")).append()
+    spark.createDataFrame([(1, "first", V(501))], "order_id INT, note STRING, msrepl_tran_version STRING").writeTo(
+        wh.table("orders")
+    ).append()
     run_queue_reader(SCHEMA)  # creates every table
     wh.append_queue([_command(1, 1, V(1), V(101)), _command(2, 2, V(99), V(102))])  # t2 is stale
     before = _snapshots(wh, ["customers", "orders", "subscriptions"])
@@ -129,5 +147,8 @@ def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
     else:  # the conflict asks for a reinitialization, which is written
         assert after["subscriptions"] != before["subscriptions"]
         assert subscription["status"] == "reinit_pending"
-    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == \
-        [(1, "city 1"), (2, "home 2"), (3, "home 3")]
+    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers")) == [
+        (1, "city 1"),
+        (2, "home 2"),
+        (3, "home 3"),
+    ]

@@ -23,10 +23,18 @@ from qrepl.storage.warehouse import Warehouse, new_version
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_immediate"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-    {"name": "orders", "key": ["order_id"], "columns": {"order_id": "int", "customer_id": "int",
-                                                        "amount": "decimal(10,2)"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [
+        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
+        {
+            "name": "orders",
+            "key": ["order_id"],
+            "columns": {"order_id": "int", "customer_id": "int", "amount": "decimal(10,2)"},
+        },
+    ],
+}
 QUIET = {"echo": lambda _: None}
 
 
@@ -38,10 +46,12 @@ def wh(spark) -> Warehouse:
         if s.name.startswith(SCHEMA + "__"):
             Warehouse(spark, s.name).drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"city{i}", "msrepl_tran_version": new_version()}
-                                 for i in (1, 2, 3)])
-    wh.upsert_rows("orders", [{"order_id": 10, "customer_id": 1, "amount": "5.00",
-                               "msrepl_tran_version": new_version()}])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"city{i}", "msrepl_tran_version": new_version()} for i in (1, 2, 3)]
+    )
+    wh.upsert_rows(
+        "orders", [{"order_id": 10, "customer_id": 1, "amount": "5.00", "msrepl_tran_version": new_version()}]
+    )
     add_subscription(SCHEMA, "imm", update_mode="sync tran", **QUIET)
     return wh
 
@@ -106,8 +116,11 @@ def test_a_conflict_on_one_row_of_a_multi_row_transaction_rolls_back_all(wh):
     assert text.splitlines()[0].startswith("immediate transaction t-conflict of subscriber imm rejected: 1 row(s)")
     assert '"city":"Paris"' in text and '"city":"Rome"' in text
     [recorded] = wh.rows_of("immediate_rejections")
-    assert (recorded["tran_id"], recorded["row_key"], recorded["conflict_type"]) == \
-        ("t-conflict", '{"customer_id":2}', "update_update")
+    assert (recorded["tran_id"], recorded["row_key"], recorded["conflict_type"]) == (
+        "t-conflict",
+        '{"customer_id":2}',
+        "update_update",
+    )
     assert [r["outcome"] for r in wh.rows_of("immediate_transactions")] == ["rejected"]
     assert wh.rows_of("replication_queue") == []
 
@@ -124,8 +137,9 @@ def test_a_concurrent_publisher_write_makes_the_immediate_commit_fail_cleanly(wh
         result = check(*args, **kwargs)
         if not written:  # the second writer lands right after the first check
             written.append(new_version())
-            wh.upsert_rows("orders", [{"order_id": 10, "customer_id": 2, "amount": "7.50",
-                                       "msrepl_tran_version": written[0]}])
+            wh.upsert_rows(
+                "orders", [{"order_id": 10, "customer_id": 2, "amount": "7.50", "msrepl_tran_version": written[0]}]
+            )
         return result
 
     monkeypatch.setattr(immediate, "_find_mismatches", check_then_concurrent_write)
@@ -253,10 +267,14 @@ def test_the_reference_agrees_with_spark(wh):
     local = local_write(wh, 2, "Paris")
     ref.put_row("customers", {"customer_id": 2, "city": "Paris", "msrepl_tran_version": local})
     transactions = [
-        lambda t: (t.update("customers", {"customer_id": 1}, {"city": "Oslo"}),
-                   t.update("orders", {"order_id": 10}, {"amount": "9.99"})),
-        lambda t: (t.update("customers", {"customer_id": 2}, {"city": "Rome"}),
-                   t.insert("customers", {"customer_id": 6, "city": "Kyiv"})),
+        lambda t: (
+            t.update("customers", {"customer_id": 1}, {"city": "Oslo"}),
+            t.update("orders", {"order_id": 10}, {"amount": "9.99"}),
+        ),
+        lambda t: (
+            t.update("customers", {"customer_id": 2}, {"city": "Rome"}),
+            t.insert("customers", {"customer_id": 6, "city": "Kyiv"}),
+        ),
         lambda t: (t.delete("customers", {"customer_id": 3}),),
     ]
     now = datetime(2026, 1, 1)
@@ -275,13 +293,17 @@ def test_the_reference_agrees_with_spark(wh):
         assert (spark_error is None) == (ref_error is None)
         if spark_error:
             keep = ("article", "row_key", "conflict_type", "publisher_row", "subscriber_row")
-            assert [{k: r[k] for k in keep} for r in spark_error.rows] == \
-                   [{k: r[k] for k in keep} for r in ref_error.rows]
+            assert [{k: r[k] for k in keep} for r in spark_error.rows] == [
+                {k: r[k] for k in keep} for r in ref_error.rows
+            ]
     for article in ("customers", "orders"):
-        spark_rows = sorted((ref.article(article).name, str(sorted((k, str(v)) for k, v in r.items())))
-                            for r in wh.publisher_rows(article))
-        ref_rows = sorted((article, str(sorted((k, str(v)) for k, v in r.items())))
-                          for r in ref.publisher[article].values())
+        spark_rows = sorted(
+            (ref.article(article).name, str(sorted((k, str(v)) for k, v in r.items())))
+            for r in wh.publisher_rows(article)
+        )
+        ref_rows = sorted(
+            (article, str(sorted((k, str(v)) for k, v in r.items()))) for r in ref.publisher[article].values()
+        )
         assert spark_rows == ref_rows
 
 
@@ -316,7 +338,7 @@ def test_cli_modes_refusals_and_rejection_rate(wh, tmp_path):
     assert "south        active          generation 0  mode queued_failover (now queued)" in listing
     status = qrepl("status").output
     assert "immediate transactions 2, rejected 1 (50%)" in status
-    page = (tmp_path / "index.html")
+    page = tmp_path / "index.html"
     assert qrepl("viewer", "--out", str(tmp_path)).exit_code == 0
     assert "<td>imm</td><td>2</td><td>1</td><td>50%</td>" in page.read_text()
 
@@ -338,8 +360,10 @@ def test_automatic_fallback_to_the_queue_when_the_publisher_is_unreachable(wh):
     metadata = Path(location.data_type.removeprefix("file:")) / "metadata"
     os.rename(metadata, metadata.with_name("metadata.away"))  # the publisher's table is gone for now
     try:
-        with pytest.raises(PublisherUnreachable, match="the publisher cannot be read"), \
-                Subscriber(wh.schema, "fo").transaction() as t:
+        with (
+            pytest.raises(PublisherUnreachable, match="the publisher cannot be read"),
+            Subscriber(wh.schema, "fo").transaction() as t,
+        ):
             t.update("customers", {"customer_id": 1}, {"city": "offline"})
         assert wh.rows_of("replication_queue") == [] and wh.subscription("fo")["current_mode"] == "immediate"
         with Subscriber(wh.schema, "fo", fallback_to_queue=True).transaction() as t:

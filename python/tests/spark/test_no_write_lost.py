@@ -23,9 +23,14 @@ from qrepl.storage.warehouse import Warehouse, new_version
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_no_write_lost"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-    {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [
+        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
+        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
+    ],
+}
 QUIET = {"echo": lambda _: None}
 
 # the run's writes between its publisher trigger and its MERGE (labels of qrepl.storage.faults)
@@ -44,8 +49,9 @@ def _base(spark, *subscribers: str, immediate: str | None = None) -> Warehouse:
             Warehouse(spark, s.name).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
-                                 for i in (1, 2)])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2)]
+    )
     wh.upsert_rows("tags", [{"tag": "t", "note": "n", "msrepl_tran_version": new_version()}])
     for s in subscribers:
         add_subscription(SCHEMA, s, update_mode="immediate" if s == immediate else "queued", **QUIET)
@@ -85,8 +91,9 @@ def test_case_4_a_job_write_during_a_run_is_never_overwritten(spark, point):
     run_reader(SCHEMA, **QUIET)  # the tables exist; the next run is a steady-state one
     with Subscriber(wh.schema, "a").transaction("a1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "from-a"})
-    _run_with_job_write_after(DURING_A_RUN[point],
-                              lambda: _job_update(wh, "customers", "city", "from-job", "customer_id", 1))
+    _run_with_job_write_after(
+        DURING_A_RUN[point], lambda: _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    )
     cities = {r[0]: r[1] for r in _rows(wh)["customers"]}
     assert cities == {1: "from-job", 2: "c2"}
     [applied] = [r for r in wh.rows_of("batch_applied") if r["target_table"] == "customers"]
@@ -104,8 +111,10 @@ def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(sp
     note stays. Before the fix, the tags MERGE compared the version alone and wrote imm's note
     over the job's."""
     wh = _base(spark, "imm", immediate="imm")
-    faults.arm_at_label("python:immediate.publisher.customers",
-                        lambda k, label: _job_update(wh, "tags", "note", "from-job", "tag", "'t'"))
+    faults.arm_at_label(
+        "python:immediate.publisher.customers",
+        lambda k, label: _job_update(wh, "tags", "note", "from-job", "tag", "'t'"),
+    )
     try:
         with pytest.raises(ConflictError) as err, Subscriber(wh.schema, "imm").transaction("imm1") as t:
             t.update("customers", {"customer_id": 1}, {"city": "imm"})
@@ -191,6 +200,7 @@ def test_a_job_row_with_a_null_key_is_never_overwritten(spark):
     distribute(wh.schema)
     distribute(wh.schema)
     run_reader(SCHEMA, **QUIET)
+
     def null_key_rows(table: str) -> list[tuple]:
         return [tuple(r) for r in spark.table(table).where("customer_id is null").collect()]
 

@@ -20,9 +20,17 @@ from qrepl.storage.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 SCHEMA = "qrepl_non_finite"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins",
-               "articles": [{"name": "items", "key": ["item_id"],
-                             "columns": {"item_id": "int", "city": "string", "price": "double", "ratio": "float"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [
+        {
+            "name": "items",
+            "key": ["item_id"],
+            "columns": {"item_id": "int", "city": "string", "price": "double", "ratio": "float"},
+        }
+    ],
+}
 
 
 def _rows(spark, table: str) -> dict[int, tuple]:
@@ -36,8 +44,19 @@ def store(spark):
         Warehouse(spark, replica_schema(wh, s)).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("items", [{"item_id": i, "city": f"c{i}", "price": 1.5, "ratio": 0.5,
-                              "msrepl_tran_version": f"00000000-0000-4000-8000-{i:012d}"} for i in (1, 2, 3)])
+    wh.upsert_rows(
+        "items",
+        [
+            {
+                "item_id": i,
+                "city": f"c{i}",
+                "price": 1.5,
+                "ratio": 0.5,
+                "msrepl_tran_version": f"00000000-0000-4000-8000-{i:012d}",
+            }
+            for i in (1, 2, 3)
+        ],
+    )
     stamp_publisher(wh)  # as `qrepl publication create` does
     add_subscription(SCHEMA, "a", echo=lambda _: None)
     add_subscription(SCHEMA, "i", echo=lambda _: None, update_mode="immediate")
@@ -45,15 +64,25 @@ def store(spark):
 
 
 @pytest.mark.parametrize("subscriber", ["a", "i"])
-@pytest.mark.parametrize("change", [
-    {"price": float("nan")}, {"price": float("-inf")}, {"ratio": float("inf")}, {"price": "NaN"}, {"ratio": 1e39},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"price": float("nan")},
+        {"price": float("-inf")},
+        {"ratio": float("inf")},
+        {"price": "NaN"},
+        {"ratio": 1e39},
+    ],
+)
 def test_capture_refuses_nan_and_infinity_in_one_line_and_writes_nothing(store, subscriber, change):
     wh = store
     spark = wh.spark
     queue, replica = wh.table("replication_queue"), f"{replica_schema(wh, subscriber)}.items"
-    before = (spark.table(queue).count() if wh.exists("replication_queue") else 0, _rows(spark, replica),
-              _rows(spark, wh.table("items")))
+    before = (
+        spark.table(queue).count() if wh.exists("replication_queue") else 0,
+        _rows(spark, replica),
+        _rows(spark, wh.table("items")),
+    )
     with pytest.raises(ConfigError) as refused:
         with Subscriber(SCHEMA, subscriber).transaction() as t:
             t.update("items", {"item_id": 2}, change)
@@ -61,8 +90,11 @@ def test_capture_refuses_nan_and_infinity_in_one_line_and_writes_nothing(store, 
     with pytest.raises(ConfigError, match="no NaN or Infinity"):
         with Subscriber(SCHEMA, subscriber).transaction() as t:
             t.insert("items", {"item_id": 9, "city": "x", "price": 1.0, "ratio": 0.5, **change})
-    after = (spark.table(queue).count() if wh.exists("replication_queue") else 0, _rows(spark, replica),
-             _rows(spark, wh.table("items")))
+    after = (
+        spark.table(queue).count() if wh.exists("replication_queue") else 0,
+        _rows(spark, replica),
+        _rows(spark, wh.table("items")),
+    )
     assert after == before
 
 

@@ -29,31 +29,89 @@ def scenario(policy: str) -> dict:
     for i, point in enumerate(RUN_POINTS):
         a, b, c, d, e = (i * 10 + j for j in range(1, 6))
         rows += [{"customer_id": k, "city": f"p{k}", "msrepl_tran_version": _version(k, 1)} for k in (a, b, d)]
-        first.append({"subscriber": "s1", "tran_id": f"s1-{point}", "commands": [
-            {"article": "customers", "op": "U", "row": {"customer_id": a, "city": "s1"},
-             "old_version": _version(a, 1), "new_version": _version(a, 2)},
-            {"article": "customers", "op": "D", "key": {"customer_id": b}, "old_version": _version(b, 1)},
-            {"article": "customers", "op": "I", "row": {"customer_id": c, "city": "s1"}, "new_version": _version(c, 2)},
-            {"article": "customers", "op": "U", "row": {"customer_id": d, "city": "s1"},
-             "old_version": _version(d, 1), "new_version": _version(d, 2)},
-            {"article": "customers", "op": "I", "row": {"customer_id": e, "city": "s1"}, "new_version": _version(e, 2)}]})
-        during += [{"article": "customers", "op": op, "during": point,
-                    **({"key": {"customer_id": k}} if op == "D" else {"row": {"customer_id": k, "city": f"job-{point}"}})}
-                   for op, k in (("U", a), ("U", b), ("I", c), ("D", d), ("U", e))]
+        first.append(
+            {
+                "subscriber": "s1",
+                "tran_id": f"s1-{point}",
+                "commands": [
+                    {
+                        "article": "customers",
+                        "op": "U",
+                        "row": {"customer_id": a, "city": "s1"},
+                        "old_version": _version(a, 1),
+                        "new_version": _version(a, 2),
+                    },
+                    {"article": "customers", "op": "D", "key": {"customer_id": b}, "old_version": _version(b, 1)},
+                    {
+                        "article": "customers",
+                        "op": "I",
+                        "row": {"customer_id": c, "city": "s1"},
+                        "new_version": _version(c, 2),
+                    },
+                    {
+                        "article": "customers",
+                        "op": "U",
+                        "row": {"customer_id": d, "city": "s1"},
+                        "old_version": _version(d, 1),
+                        "new_version": _version(d, 2),
+                    },
+                    {
+                        "article": "customers",
+                        "op": "I",
+                        "row": {"customer_id": e, "city": "s1"},
+                        "new_version": _version(e, 2),
+                    },
+                ],
+            }
+        )
+        during += [
+            {
+                "article": "customers",
+                "op": op,
+                "during": point,
+                **({"key": {"customer_id": k}} if op == "D" else {"row": {"customer_id": k, "city": f"job-{point}"}}),
+            }
+            for op, k in (("U", a), ("U", b), ("I", c), ("D", d), ("U", e))
+        ]
         # s2 saw s1's changes (distributed before the job's writes reached it)
-        second.append({"subscriber": "s2", "tran_id": f"s2-{point}", "commands": [
-            {"article": "customers", "op": "U", "row": {"customer_id": k, "city": "s2"},
-             "old_version": _version(k, 2), "new_version": _version(k, 3)} for k in (a, c, e)]})
-    return {"publication": "sales", "policy": policy, "articles": [ARTICLE], "subscribers": ["s1", "s2"],
-            "steps": [{"publisher_rows": {"customers": rows}}, {"enqueue": first},
-                      *({"outside_write": w} for w in during), {"run": {}}, {"enqueue": second}, {"run": {}}]}
+        second.append(
+            {
+                "subscriber": "s2",
+                "tran_id": f"s2-{point}",
+                "commands": [
+                    {
+                        "article": "customers",
+                        "op": "U",
+                        "row": {"customer_id": k, "city": "s2"},
+                        "old_version": _version(k, 2),
+                        "new_version": _version(k, 3),
+                    }
+                    for k in (a, c, e)
+                ],
+            }
+        )
+    return {
+        "publication": "sales",
+        "policy": policy,
+        "articles": [ARTICLE],
+        "subscribers": ["s1", "s2"],
+        "steps": [
+            {"publisher_rows": {"customers": rows}},
+            {"enqueue": first},
+            *({"outside_write": w} for w in during),
+            {"run": {}},
+            {"enqueue": second},
+            {"run": {}},
+        ],
+    }
 
 
 @pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit", "subscriber_wins"])
 def test_outside_writes_at_every_point_of_a_run_match_the_reference(spark, policy):
     data = scenario(policy)
-    expected = normalized_outputs(scenario_from_dict(data, "outside"), play(s := scenario_from_dict(data, "outside"),
-                                                                             ReferenceBackend(s)))
+    expected = normalized_outputs(
+        scenario_from_dict(data, "outside"), play(s := scenario_from_dict(data, "outside"), ReferenceBackend(s))
+    )
     s = scenario_from_dict(data, "outside")
     actual = normalized_outputs(s, play(s, SparkBackend(s, "qrepl_outside_writes")))
     for table in expected:

@@ -24,12 +24,18 @@ def shop(spark, tmp_path_factory):
     """The user's own Iceberg table, written by plain SQL long before qrepl: 100k rows."""
     spark.sql(f"drop database if exists {SCHEMA} cascade")
     spark.sql(f"create database {SCHEMA}")
-    spark.sql(f"create table {SCHEMA}.stock (warehouse_id string, sku string, qty int, price decimal(12,2)) using iceberg")
-    spark.sql(f"insert into {SCHEMA}.stock select concat('w', id % 7), concat('sku-', id), cast(id % 1000 as int), "
-              f"cast(id / 100 as decimal(12,2)) from range({ROWS})")
+    spark.sql(
+        f"create table {SCHEMA}.stock (warehouse_id string, sku string, qty int, price decimal(12,2)) using iceberg"
+    )
+    spark.sql(
+        f"insert into {SCHEMA}.stock select concat('w', id % 7), concat('sku-', id), cast(id % 1000 as int), "
+        f"cast(id / 100 as decimal(12,2)) from range({ROWS})"
+    )
     spark.sql(f"update {SCHEMA}.stock set qty = qty + 1 where sku = 'sku-1'")  # a history to keep
-    before = {"snapshots": [r.snapshot_id for r in spark.sql(f"select snapshot_id from {SCHEMA}.stock.snapshots").collect()],
-              "hash": spark.sql(f"select sum(xxhash64(warehouse_id, sku, qty, price)), count(*) from {SCHEMA}.stock").first()}
+    before = {
+        "snapshots": [r.snapshot_id for r in spark.sql(f"select snapshot_id from {SCHEMA}.stock.snapshots").collect()],
+        "hash": spark.sql(f"select sum(xxhash64(warehouse_id, sku, qty, price)), count(*) from {SCHEMA}.stock").first(),
+    }
     declared = yaml.safe_load(describe_table(f"{SCHEMA}.stock", ["warehouse_id", "sku"]))
     path = tmp_path_factory.mktemp("pub") / "shop.yml"
     path.write_text(yaml.safe_dump({"publication": "shop", "articles": declared}))
@@ -39,14 +45,21 @@ def shop(spark, tmp_path_factory):
 
 def test_describe_writes_the_declaration_from_the_table(shop):
     spark, path, declared, before = shop
-    assert declared == [{"name": "stock", "key": ["warehouse_id", "sku"],
-                         "columns": {"warehouse_id": "string", "sku": "string", "qty": "int", "price": "decimal(12,2)"}}]
+    assert declared == [
+        {
+            "name": "stock",
+            "key": ["warehouse_id", "sku"],
+            "columns": {"warehouse_id": "string", "sku": "string", "qty": "int", "price": "decimal(12,2)"},
+        }
+    ]
 
 
 def test_an_existing_table_is_published_in_place_with_no_value_changed(shop):
     spark, path, declared, before = shop
-    after = spark.sql(f"select sum(xxhash64(warehouse_id, sku, qty, price)), count(*), count(msrepl_tran_version), "
-                      f"count(distinct msrepl_tran_version) from {SCHEMA}.stock").first()
+    after = spark.sql(
+        f"select sum(xxhash64(warehouse_id, sku, qty, price)), count(*), count(msrepl_tran_version), "
+        f"count(distinct msrepl_tran_version) from {SCHEMA}.stock"
+    ).first()
     assert (after[0], after[1]) == (before["hash"][0], ROWS)
     assert after[2] == after[3] == ROWS  # every row a version, each its own
     snapshots = [r.snapshot_id for r in spark.sql(f"select snapshot_id from {SCHEMA}.stock.snapshots").collect()]
@@ -57,8 +70,21 @@ def test_a_table_that_does_not_match_its_declaration_is_refused_in_one_line(shop
     spark, path, declared, before = shop
     spark.sql(f"create table {SCHEMA}.prices (sku string, price double) using iceberg")
     bad = tmp_path / "bad.yml"
-    bad.write_text(yaml.safe_dump({"publication": "shop", "articles": declared + [
-        {"name": "prices", "key": ["sku"], "columns": {"sku": "string", "price": "decimal(12,2)", "note": "string"}}]}))
+    bad.write_text(
+        yaml.safe_dump(
+            {
+                "publication": "shop",
+                "articles": declared
+                + [
+                    {
+                        "name": "prices",
+                        "key": ["sku"],
+                        "columns": {"sku": "string", "price": "decimal(12,2)", "note": "string"},
+                    }
+                ],
+            }
+        )
+    )
     with pytest.raises(ConfigError) as refused:
         create_publication(bad, SCHEMA, echo=lambda _: None)
     message = str(refused.value)
@@ -80,10 +106,13 @@ def test_a_column_added_with_subscriptions_reaches_the_publisher_and_every_repli
     assert warehouse(SCHEMA).require_publication().article("stock").columns["bin"] == "string"
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"qty": "bigint"}, "column qty retyped from int to bigint"),
-    (None, "column price removed"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"qty": "bigint"}, "column qty retyped from int to bigint"),
+        (None, "column price removed"),
+    ],
+)
 def test_a_published_column_removed_or_retyped_is_refused(shop, tmp_path, change, words):
     spark, path, declared, before = shop
     current = warehouse(SCHEMA).require_publication().article("stock").columns
@@ -100,8 +129,9 @@ SALES, PUBX = "salesx", "pubx"
 
 
 def _customers(spark) -> dict[int, tuple]:
-    return {r.customer_id: (r.city, r.msrepl_tran_version)
-            for r in spark.sql(f"select * from {SALES}.customers").collect()}
+    return {
+        r.customer_id: (r.city, r.msrepl_tran_version) for r in spark.sql(f"select * from {SALES}.customers").collect()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +154,14 @@ def elsewhere(spark, tmp_path_factory):
 
 def test_a_table_in_another_schema_is_described_and_published_in_place(elsewhere):
     spark, path, declared = elsewhere
-    assert declared == [{"name": "customers", "key": ["customer_id"],
-                         "columns": {"customer_id": "int", "city": "string"}, "table": f"{SALES}.customers"}]
+    assert declared == [
+        {
+            "name": "customers",
+            "key": ["customer_id"],
+            "columns": {"customer_id": "int", "city": "string"},
+            "table": f"{SALES}.customers",
+        }
+    ]
     rows = _customers(spark)
     assert {k: city for k, (city, _) in rows.items()} == {1: "Oslo", 2: "Bergen", 3: "Tromso"}
     assert len({version for _, version in rows.values()} - {None}) == 3  # each row its own version
@@ -170,10 +206,15 @@ def test_the_reader_distribution_and_immediate_updating_follow_the_table(elsewhe
     rows = _customers(spark)
     assert {k: city for k, (city, _) in rows.items()} == {1: "Paris", 2: "Lyon", 3: "Tromso"}
     assert {k: v for k, (_, v) in rows.items()} == {
-        int(k[len('{"customer_id":'):-1]): r["msrepl_tran_version"] for k, r in reference.publisher["customers"].items()}
+        int(k[len('{"customer_id":') : -1]): r["msrepl_tran_version"]
+        for k, r in reference.publisher["customers"].items()
+    }
     conflicts = list_conflicts(PUBX)
-    assert [(c["row_key"], c["conflict_type"]) for c in conflicts] == \
-        [(c["row_key"], c["conflict_type"]) for c in reference.conflicts] == [('{"customer_id":2}', "update_update")]
+    assert (
+        [(c["row_key"], c["conflict_type"]) for c in conflicts]
+        == [(c["row_key"], c["conflict_type"]) for c in reference.conflicts]
+        == [('{"customer_id":2}', "update_update")]
+    )
 
     distribute(PUBX)  # north gets the publisher's row back, south the applied change
     replica = {r.customer_id: r.city for r in spark.table(f"{PUBX}__north.customers").collect()}
@@ -186,7 +227,10 @@ def test_the_reader_distribution_and_immediate_updating_follow_the_table(elsewhe
 
     resolve_conflict(PUBX, conflicts[0]["conflict_id"], "subscriber", "dba")
     assert _customers(spark)[2][0] == "Rome"
-    assert whatif(PUBX, ["subscriber_wins"], 1, reference=True)["subscriber_wins"]["rows"][("customers", (2,))]["city"] == "Rome"
+    assert (
+        whatif(PUBX, ["subscriber_wins"], 1, reference=True)["subscriber_wins"]["rows"][("customers", (2,))]["city"]
+        == "Rome"
+    )
     assert any(line.startswith("customers:") for line in maintain(PUBX))
 
 
@@ -196,15 +240,20 @@ def test_a_table_another_publication_published_is_refused_in_one_line(elsewhere,
     other.write_text(yaml.safe_dump({"publication": "pubz", "articles": declared}))
     with pytest.raises(ConfigError) as refused:
         create_publication(other, "pubz", echo=lambda _: None)
-    assert str(refused.value) == (f"article customers: table {SALES}.customers is already published by "
-                                  f"publication pubx.pubx (a table belongs to one publication)")
+    assert str(refused.value) == (
+        f"article customers: table {SALES}.customers is already published by "
+        f"publication pubx.pubx (a table belongs to one publication)"
+    )
     assert warehouse("pubz").read_publication() is None
 
 
-@pytest.mark.parametrize("table, words", [
-    (f"{PUBX}.replication_queue", "is a table qrepl keeps in the publisher's schema"),
-    (f"{PUBX}__north.customers", f"is in schema {PUBX}__north, which qrepl keeps for a subscriber's replica"),
-])
+@pytest.mark.parametrize(
+    "table, words",
+    [
+        (f"{PUBX}.replication_queue", "is a table qrepl keeps in the publisher's schema"),
+        (f"{PUBX}__north.customers", f"is in schema {PUBX}__north, which qrepl keeps for a subscriber's replica"),
+    ],
+)
 def test_a_table_of_another_publications_own_schemas_is_refused_in_one_line(elsewhere, tmp_path, table, words):
     """pubz may not publish pubx's queue, nor north's replica of pubx: each is refused in one
     line before anything is written (before, only the publishing schema's own were)."""
@@ -246,8 +295,21 @@ def test_publishing_in_place_a_table_written_as_avro_is_refused_in_one_line(spar
         spark.sql(f"insert into {AVRO}.stock values ('a', 1), ('b', 2)")
         assert {r[0] for r in spark.sql(f"select file_format from {AVRO}.stock.files").collect()} == {"AVRO"}
     path = tmp_path / "avro.yml"
-    path.write_text(yaml.safe_dump({"publication": "avro", "articles": [
-        {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{AVRO}.stock"}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "publication": "avro",
+                "articles": [
+                    {
+                        "name": "stock",
+                        "key": ["sku"],
+                        "columns": {"sku": "string", "qty": "int"},
+                        "table": f"{AVRO}.stock",
+                    }
+                ],
+            }
+        )
+    )
     with pytest.raises(ConfigError) as refused:
         create_publication(path, f"{AVRO}_pub", echo=lambda _: None)
     line = str(refused.value)
@@ -269,8 +331,21 @@ def test_a_published_table_whose_format_property_becomes_avro_fails_the_run_in_o
     spark.sql(f"create table {AVRO}.stock (sku string, qty int) using iceberg")
     spark.sql(f"insert into {AVRO}.stock values ('a', 1)")
     path = tmp_path / "avro.yml"
-    path.write_text(yaml.safe_dump({"publication": "avro", "articles": [
-        {"name": "stock", "key": ["sku"], "columns": {"sku": "string", "qty": "int"}, "table": f"{AVRO}.stock"}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "publication": "avro",
+                "articles": [
+                    {
+                        "name": "stock",
+                        "key": ["sku"],
+                        "columns": {"sku": "string", "qty": "int"},
+                        "table": f"{AVRO}.stock",
+                    }
+                ],
+            }
+        )
+    )
     create_publication(path, f"{AVRO}_pub", echo=lambda _: None)
     spark.sql(f"alter table {AVRO}.stock set tblproperties ('write.format.default'='avro')")
     with pytest.raises(ConfigError) as refused:

@@ -38,8 +38,10 @@ def foreign_writes(spark):
         backend.run(T0)
     table = spark_side.wh.table("customers")
     spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
-    spark.sql(f"merge into {table} as t using (select 2 as customer_id, 'Rome' as city) as s "
-              f"on t.customer_id = s.customer_id when matched then update set t.city = s.city")
+    spark.sql(
+        f"merge into {table} as t using (select 2 as customer_id, 'Rome' as city) as s "
+        f"on t.customer_id = s.customer_id when matched then update set t.city = s.city"
+    )
     spark.sql(f"delete from {table} where customer_id = 3")
     spark.sql(f"insert into {table} values (7, 'c7', 'Oslo', null)")
     spark.sql(f"insert into {table} select 8, name, 'Lima', msrepl_tran_version from {table} where customer_id = 4")
@@ -48,19 +50,32 @@ def foreign_writes(spark):
     spark_side.run(T0 + timedelta(minutes=1))  # a run with nothing queued: the stamp alone
     stamped = _versions(spark_side.wh)
     # the same writes on the reference, with the versions the stamp gave
-    reference.publisher_changes([
-        ("customers", "U", row(1, "Paris"), stamped[1]), ("customers", "U", row(2, "Rome"), stamped[2]),
-        ("customers", "D", {"customer_id": 3}, None), ("customers", "I", row(7, "Oslo"), stamped[7]),
-        ("customers", "I", row(8, "Lima") | {"name": "c4"}, stamped[8]),
-        ("customers", "U", row(6, "city6"), stamped[6])])
+    reference.publisher_changes(
+        [
+            ("customers", "U", row(1, "Paris"), stamped[1]),
+            ("customers", "U", row(2, "Rome"), stamped[2]),
+            ("customers", "D", {"customer_id": 3}, None),
+            ("customers", "I", row(7, "Oslo"), stamped[7]),
+            ("customers", "I", row(8, "Lima") | {"name": "c4"}, stamped[8]),
+            ("customers", "U", row(6, "city6"), stamped[6]),
+        ]
+    )
     reference.run(T0 + timedelta(minutes=1))
-    queued = [tran("s1", f"t{i}", upd(i, f"s1-{i}", p[i], v())) for i in (1, 2, 3, 5, 6)] + \
-        [tran("s1", "t7", ins(7, "s1-7", v())), tran("s1", "t8", ins(8, "s1-8", v()))]
+    queued = [tran("s1", f"t{i}", upd(i, f"s1-{i}", p[i], v())) for i in (1, 2, 3, 5, 6)] + [
+        tran("s1", "t7", ins(7, "s1-7", v())),
+        tran("s1", "t8", ins(8, "s1-8", v())),
+    ]
     rows = queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0)
     for backend in (spark_side, reference):
         backend.enqueue(rows)
         backend.run(T0 + timedelta(minutes=3))
-    return p, before_stamp, stamped, normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
+    return (
+        p,
+        before_stamp,
+        stamped,
+        normalized_outputs(sc, spark_side.outputs()),
+        normalized_outputs(sc, reference.outputs()),
+    )
 
 
 def _conflict(outputs: dict, tran_id: str) -> str | None:
@@ -136,14 +151,18 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
         faults.disarm()
     stamped = _versions(spark_side.wh)
     assert stamped[1] not in (p[1], None) and stamped[4] is not None  # the MERGE committed ...
-    assert spark_side.wh.last_stamps()["customers"] == recorded        # ... and was not recorded
+    assert spark_side.wh.last_stamps()["customers"] == recorded  # ... and was not recorded
     queued = [tran("s1", "t1", upd(1, "s1-1", p[1], v())), tran("s1", "t2", upd(2, "s1-2", p[2], v()))]
     spark_side.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
     spark_side.run(T0 + timedelta(minutes=3))
     after = _versions(spark_side.wh)
     assert after[1] == stamped[1] and after[4] == stamped[4]  # not stamped a second time
-    reference.publisher_changes([("customers", "U", row(1, "Paris"), stamped[1]),
-                                 ("customers", "I", row(4, "Oslo") | {"name": "c4"}, stamped[4])])
+    reference.publisher_changes(
+        [
+            ("customers", "U", row(1, "Paris"), stamped[1]),
+            ("customers", "I", row(4, "Oslo") | {"name": "c4"}, stamped[4]),
+        ]
+    )
     # the failed run took no batch: it failed in on-run-start, before the batch cut
     reference.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
     reference.run(T0 + timedelta(minutes=3))
@@ -184,8 +203,11 @@ def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around
     cases = [("later", 1), ("just_before_the_merge", 2), ("just_after_the_merge", 1)]
     for n, (outside, changed) in enumerate(cases):
         seen = _versions(wh)[changed]
-        batch = [tran("s1", f"b{n}", upd(1, "s1-1", p[1], v()))] if outside == "later" else \
-            [tran("s1", f"b{n}", upd(3, f"s1-3-{n}", _versions(wh)[3], v()))]
+        batch = (
+            [tran("s1", f"b{n}", upd(1, "s1-1", p[1], v()))]
+            if outside == "later"
+            else [tran("s1", f"b{n}", upd(3, f"s1-3-{n}", _versions(wh)[3], v()))]
+        )
         if outside == "later":
             both(batch)
             # the batch's MERGE is the table's current snapshot, and it counts as examined
@@ -193,10 +215,17 @@ def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around
             seen = _versions(wh)[changed]  # the batch's own version
             spark.sql(f"update {table} set city = 'Paris{n}' where customer_id = {changed}")
         else:
-            prefix = "model.qrepl.int_batch_commands" if outside == "just_before_the_merge" else \
-                "model.qrepl.batch_applied merge into"
-            faults.arm_at_label(prefix, lambda k, label, c=changed, n=n: spark.sql(
-                f"update {table} set city = 'Paris{n}' where customer_id = {c}"))
+            prefix = (
+                "model.qrepl.int_batch_commands"
+                if outside == "just_before_the_merge"
+                else "model.qrepl.batch_applied merge into"
+            )
+            faults.arm_at_label(
+                prefix,
+                lambda k, label, c=changed, n=n: spark.sql(
+                    f"update {table} set city = 'Paris{n}' where customer_id = {c}"
+                ),
+            )
             try:
                 both(batch)
             finally:

@@ -19,8 +19,17 @@ import os
 
 import pytest
 
-from python_layer_ops import (CI_EVERY, CI_POINTS, OPERATIONS, PREPARE, RETRY_IS_NEW_WORK, build_base, captured_commands,
-                              schemas, state)
+from python_layer_ops import (
+    CI_EVERY,
+    CI_POINTS,
+    OPERATIONS,
+    PREPARE,
+    RETRY_IS_NEW_WORK,
+    build_base,
+    captured_commands,
+    schemas,
+    state,
+)
 from qrepl.storage import faults
 from qrepl.storage.dbt_runner import DbtError
 from qrepl.services.distribution import DistributionFailed
@@ -38,12 +47,18 @@ class Checkpoint:
         self.snapshots = {t: self._snapshot(t) for t in self._tables()}
 
     def _tables(self) -> list[str]:
-        return [f"{s}.{t.name}" for s in self.schemas if self.spark.catalog.databaseExists(s)
-                for t in self.spark.catalog.listTables(s) if not t.isTemporary]
+        return [
+            f"{s}.{t.name}"
+            for s in self.schemas
+            if self.spark.catalog.databaseExists(s)
+            for t in self.spark.catalog.listTables(s)
+            if not t.isTemporary
+        ]
 
     def _snapshot(self, table: str) -> int | None:
-        row = self.spark.sql(f"select snapshot_id from {table}.history where is_current_ancestor "
-                             f"order by made_current_at desc limit 1").first()
+        row = self.spark.sql(
+            f"select snapshot_id from {table}.history where is_current_ancestor order by made_current_at desc limit 1"
+        ).first()
         return row.snapshot_id if row else None
 
     def restore(self) -> None:

@@ -17,13 +17,32 @@ pytestmark = pytest.mark.spark
 SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "clock_steps.json"
 
 
-WARM_UP = [{"enqueue": [{"subscriber": "h", "tran_id": "h1", "commands": [
-    {"article": "customers", "op": "I", "row": {"customer_id": 90, "name": "c90", "city": "h1"},
-     "new_version": "00000000-0000-4000-8000-000000000900"}]}]}, {"run": {}}]
+WARM_UP = [
+    {
+        "enqueue": [
+            {
+                "subscriber": "h",
+                "tran_id": "h1",
+                "commands": [
+                    {
+                        "article": "customers",
+                        "op": "I",
+                        "row": {"customer_id": 90, "name": "c90", "city": "h1"},
+                        "new_version": "00000000-0000-4000-8000-000000000900",
+                    }
+                ],
+            }
+        ]
+    },
+    {"run": {}},
+]
 
 
-@pytest.fixture(scope="module", params=[("publisher_wins", "first batch"), ("publisher_wins_reinit", "later batch")],
-                ids=lambda p: "-".join(p).replace(" ", "_"))
+@pytest.fixture(
+    scope="module",
+    params=[("publisher_wins", "first batch"), ("publisher_wins_reinit", "later batch")],
+    ids=lambda p: "-".join(p).replace(" ", "_"),
+)
 def played(request, spark):
     """The scenario as the first batch (the whole queue read, ordered by the data files' Iceberg
     sequence numbers) and after a batch of another subscriber (only the appends since read,
@@ -63,7 +82,9 @@ def test_other_subscribers_go_in_commit_order_not_clock_order(played):
     assert _outcome(actual, "c1") == "applied" and _outcome(actual, "d1") == rejected  # c's clock ran ahead
     assert _outcome(actual, "g1") == "applied" and _outcome(actual, "f1") == rejected  # equal enqueued_at
     assert sorted((c["tran_id"], c["conflict_type"]) for c in actual["conflicts"]) == [
-        ("d1", "insert_exists"), ("f1", "insert_exists")]
+        ("d1", "insert_exists"),
+        ("f1", "insert_exists"),
+    ]
     assert actual == expected
 
 

@@ -34,8 +34,9 @@ def _run(wh: Warehouse) -> int:
     if decided["queue_read"] == "appends since snapshot":
         return wh.spark.sql("select count(*) from qrepl_queue_appended where _change_type = 'INSERT'").first()[0]
     assert decided["queue_read"] == "whole queue", decided
-    return wh.spark.sql(f"select count(*) from {SCHEMA}.replication_queue "
-                        f"version as of {decided['queue_snapshot_id']}").first()[0]
+    return wh.spark.sql(
+        f"select count(*) from {SCHEMA}.replication_queue version as of {decided['queue_snapshot_id']}"
+    ).first()[0]
 
 
 def _taken(wh: Warehouse) -> dict[str, list[int]]:
@@ -63,8 +64,10 @@ def test_after_the_first_batch_only_the_rows_appended_since_are_read(spark):
     assert {r["batch_id"]: r["queue_snapshot_id"] for r in wh.rows_of("int_batch_commands")}[2] == snapshot
     outcomes = sorted((o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes"))
     assert outcomes == [("t1", "applied"), ("t2", "applied")]
-    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers"))[:2] == \
-        [(1, "city 1"), (2, "city 2")]
+    assert sorted((r["customer_id"], r["city"]) for r in wh.publisher_rows("customers"))[:2] == [
+        (1, "city 1"),
+        (2, "city 2"),
+    ]
     wh.append_queue([_command(3, 3, V(3), V(103))])  # a third batch reads from the second's snapshot
     assert _run(wh) == 1
     assert _taken(wh) == {"t1": [1], "t2": [2], "t3": [3]}
@@ -78,12 +81,15 @@ def test_a_queue_rewritten_or_expired_since_the_last_batch_is_read_whole(spark, 
     wh.append_queue([_command(2, 2, V(2), V(102))])
     queue = f"{SCHEMA}.replication_queue"
     if change == "rewritten":  # compaction: a `replace` snapshot, not an append
-        spark.sql(f"call spark_catalog.system.rewrite_data_files(table => '{queue}', "
-                  f"options => map('rewrite-all', 'true'))").collect()
+        spark.sql(
+            f"call spark_catalog.system.rewrite_data_files(table => '{queue}', options => map('rewrite-all', 'true'))"
+        ).collect()
     else:  # the snapshot the last batch read is gone
         now = spark.sql("select current_timestamp()").first()[0]
-        spark.sql(f"call spark_catalog.system.expire_snapshots(table => '{queue}', "
-                  f"older_than => timestamp '{now:%Y-%m-%d %H:%M:%S.%f}', retain_last => 1)").collect()
+        spark.sql(
+            f"call spark_catalog.system.expire_snapshots(table => '{queue}', "
+            f"older_than => timestamp '{now:%Y-%m-%d %H:%M:%S.%f}', retain_last => 1)"
+        ).collect()
     wh.append_queue([_command(3, 3, V(3), V(103))])
     assert _run(wh) == 3  # the whole queue: the last batch's snapshot cannot be read from
     assert _taken(wh) == {"t1": [1], "t2": [2], "t3": [2]}

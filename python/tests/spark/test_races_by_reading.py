@@ -18,9 +18,14 @@ from qrepl.storage.warehouse import Warehouse, new_version
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_read_races"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-    {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [
+        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
+        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
+    ],
+}
 QUIET = {"echo": lambda _: None}
 REPLACED = "writeTo.createOrReplace"  # a snapshot's replacement of a replica table
 
@@ -32,8 +37,9 @@ def _base(spark, *subscribers: str, immediate: str | None = None) -> Warehouse:
             Warehouse(spark, s.name).drop_schema()
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
-                                 for i in (1, 2)])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2)]
+    )
     wh.upsert_rows("tags", [{"tag": "t", "note": "n", "msrepl_tran_version": new_version()}])
     for s in subscribers:
         add_subscription(SCHEMA, s, update_mode="immediate" if s == immediate else "queued", **QUIET)
@@ -59,6 +65,7 @@ def _run_after(prefix: str, action):
 
 
 # -- a capture during `subscription reinit` ------------------------------------------------
+
 
 def test_a_capture_during_a_reinitialization_never_diverges_the_new_replica(spark):
     """The capture comes right after the reinitialization replaced the replica's first table
@@ -92,8 +99,10 @@ def test_a_capture_whose_replica_write_follows_a_reinitialization_is_undone(spar
     wh = _base(spark, "a")
     _run_after("writeTo.append", lambda: reinitialize(wh.schema, "a"))  # the capture's queue append
     try:
-        with pytest.raises(ConfigError, match="subscriber a was reinitialized during transaction a-late"), \
-                Subscriber(wh.schema, "a").transaction("a-late") as t:
+        with (
+            pytest.raises(ConfigError, match="subscriber a was reinitialized during transaction a-late"),
+            Subscriber(wh.schema, "a").transaction("a-late") as t,
+        ):
             t.update("customers", {"customer_id": 1}, {"city": "late"})
     finally:
         faults.disarm()
@@ -101,6 +110,7 @@ def test_a_capture_whose_replica_write_follows_a_reinitialization_is_undone(spar
 
 
 # -- `maintain` racing `subscription add`; one failing subscriber --------------------------
+
 
 def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark):
     """While b's initial snapshot is being written, the publisher changes, a's delivery
@@ -141,6 +151,7 @@ def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark)
 
 # -- a dropped subscription's deliveries ---------------------------------------------------
 
+
 def test_a_dropped_subscriptions_deliveries_pin_no_snapshot(spark):
     """a is dropped at the first snapshot; after a change, a delivery to b and `maintain`, that
     snapshot is expired (a's delivery rows no longer pin it)."""
@@ -155,6 +166,7 @@ def test_a_dropped_subscriptions_deliveries_pin_no_snapshot(spark):
 
 
 # -- an immediate transaction over two articles, undone after the first -------------------
+
 
 def test_an_undone_immediate_transactions_first_article_is_seen_and_then_converges(spark):
     """imm's transaction over customers and tags: customers commits, a publisher-local write

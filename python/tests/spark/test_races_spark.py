@@ -51,8 +51,9 @@ def test_an_oversize_delete_key_is_quarantined_on_spark(spark):
 
 
 def test_retention_keeps_a_subscribed_subscribers_undelivered_conflicts_on_spark(spark):
-    scenario = scenario_from_dict({**cases.RETENTION_PUBLICATION, "subscribers": cases.RETENTION_SUBSCRIBERS,
-                                   "steps": []}, "races")
+    scenario = scenario_from_dict(
+        {**cases.RETENTION_PUBLICATION, "subscribers": cases.RETENTION_SUBSCRIBERS, "steps": []}, "races"
+    )
     expected = cases.retention_keeps_undelivered_conflicts(ReferenceBackend(scenario))
     actual = cases.retention_keeps_undelivered_conflicts(SparkBackend(scenario, SCHEMA))
     assert {stage: cases.conflicted(outputs) for stage, outputs in actual.items()} == cases.RETENTION_EXPECTED

@@ -24,8 +24,11 @@ assert SCENARIOS, "no scenarios/*.json found beside the project"
 # the basic scenario under the two other policies (CI covers each policy in test_spec_sentences.py
 # and in the generated workloads of test_conformance.py)
 CASES = [(p, None) for p in SCENARIOS if p.stem not in ("judging_table", "uncoupled_batches")] + [
-    (p, policy) for p in SCENARIOS if p.stem == "publisher_wins_basic"
-    for policy in ("publisher_wins_reinit", "subscriber_wins") if os.environ.get("QREPL_SCENARIO_POLICIES") == "all"
+    (p, policy)
+    for p in SCENARIOS
+    if p.stem == "publisher_wins_basic"
+    for policy in ("publisher_wins_reinit", "subscriber_wins")
+    if os.environ.get("QREPL_SCENARIO_POLICIES") == "all"
 ]
 
 
@@ -61,15 +64,20 @@ class _SparkBackendReadingPaths(SparkBackend):
         assert folded or not passes
         # the run's record of how it resolved the batch names the statement it ran
         decided = latest_decisions(self.wh)
-        assert decided["resolution"] == ("passes 0-2 then fold" if passes else
-                                         "pass 0 then fold" if folded else "pass 0"), decided
+        assert decided["resolution"] == (
+            "passes 0-2 then fold" if passes else "pass 0 then fold" if folded else "pass 0"
+        ), decided
         self.paths.append((passes, folded, "last(case when is_applied and is_last_on_row" in judging))
 
 
-@pytest.mark.parametrize("fold_alone_up_to, coupled_path", [
-    ("100000", (False, True, True)),
-    ("0", (True, True, True)),
-], ids=["fold-after-pass-0", "passes"])
+@pytest.mark.parametrize(
+    "fold_alone_up_to, coupled_path",
+    [
+        ("100000", (False, True, True)),
+        ("0", (True, True, True)),
+    ],
+    ids=["fold-after-pass-0", "passes"],
+)
 def test_resolution_path_follows_the_coupling(spark, monkeypatch, fold_alone_up_to, coupled_path):
     """A batch in which no publisher row has two live transactions is resolved by pass 0
     alone and judged without the window over rows (docs/architecture.md §5, the uncoupled fast
@@ -91,10 +99,14 @@ def test_resolution_path_follows_the_coupling(spark, monkeypatch, fold_alone_up_
 
 
 JUDGING_ROWS = [
-    ("U-exists-same-version-ok", None), ("U-exists-other-version-update_update", "update_update"),
-    ("U-absent-update_missing", "update_missing"), ("D-exists-same-version-ok", None),
-    ("D-exists-other-version-delete_update", "delete_update"), ("D-absent-delete_missing", "delete_missing"),
-    ("I-absent-ok", None), ("I-exists-insert_exists", "insert_exists"),
+    ("U-exists-same-version-ok", None),
+    ("U-exists-other-version-update_update", "update_update"),
+    ("U-absent-update_missing", "update_missing"),
+    ("D-exists-same-version-ok", None),
+    ("D-exists-other-version-delete_update", "delete_update"),
+    ("D-absent-delete_missing", "delete_missing"),
+    ("I-absent-ok", None),
+    ("I-exists-insert_exists", "insert_exists"),
 ]
 
 

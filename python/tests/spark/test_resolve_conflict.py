@@ -23,22 +23,24 @@ P = {i: v() for i in range(1, 15)}
 def logged(spark):
     steps = [
         {"publisher_rows": {"customers": [row(i, f"city{i}", P[i]) for i in (*range(1, 8), *range(10, 15))]}},
-        {"enqueue": [
-            tran("s1", "uu", upd(1, "s1-uu", v(), v())),      # update_update
-            tran("s1", "uu-pub", upd(2, "s1-pub", v(), v())),  # update_update, to keep the publisher
-            tran("s2", "um", upd(9, "s2-um", v(), v())),       # update_missing
-            tran("s3", "du", dele(3, v())),                    # delete_update
-            tran("s3", "dm", dele(8, v())),                    # delete_missing
-            tran("s2", "ie", ins(4, "s2-ie", v())),            # insert_exists
-            tran("s1", "late", upd(5, "s1-late", v(), v())),   # the publisher changes it afterwards
-            tran("s2", "kill", upd(6, "s2-kill", v(), v())),   # resolved by a run killed mid-way
-            # a job's plain SQL changes these afterwards (issue 57, case 1)
-            tran("s1", "job-uu", upd(10, "s1-job", v(), v())),      # the job keeps the version
-            tran("s3", "job-du", dele(11, v())),                    # the job keeps the version
-            tran("s2", "job-ie", ins(12, "s2-job", v())),           # the job keeps the version
-            tran("s1", "job-new", upd(13, "s1-job", v(), v())),     # the job sets a new version
-            tran("s2", "job-race", upd(14, "s2-job", v(), v())),    # the job writes while it is resolved
-        ]},
+        {
+            "enqueue": [
+                tran("s1", "uu", upd(1, "s1-uu", v(), v())),  # update_update
+                tran("s1", "uu-pub", upd(2, "s1-pub", v(), v())),  # update_update, to keep the publisher
+                tran("s2", "um", upd(9, "s2-um", v(), v())),  # update_missing
+                tran("s3", "du", dele(3, v())),  # delete_update
+                tran("s3", "dm", dele(8, v())),  # delete_missing
+                tran("s2", "ie", ins(4, "s2-ie", v())),  # insert_exists
+                tran("s1", "late", upd(5, "s1-late", v(), v())),  # the publisher changes it afterwards
+                tran("s2", "kill", upd(6, "s2-kill", v(), v())),  # resolved by a run killed mid-way
+                # a job's plain SQL changes these afterwards (issue 57, case 1)
+                tran("s1", "job-uu", upd(10, "s1-job", v(), v())),  # the job keeps the version
+                tran("s3", "job-du", dele(11, v())),  # the job keeps the version
+                tran("s2", "job-ie", ins(12, "s2-job", v())),  # the job keeps the version
+                tran("s1", "job-new", upd(13, "s1-job", v(), v())),  # the job sets a new version
+                tran("s2", "job-race", upd(14, "s2-job", v(), v())),  # the job writes while it is resolved
+            ]
+        },
         {"run": {}},
         {"publisher_change": {"article": "customers", "op": "U", "row": row(5, "changed-later"), "new_version": v()}},
     ]
@@ -46,8 +48,21 @@ def logged(spark):
     backend = SparkBackend(sc, SCHEMA)
     play(sc, backend)
     ids = {c["tran_id"]: c["conflict_id"] for c in list_conflicts(SCHEMA)}
-    assert sorted(ids) == ["dm", "du", "ie", "job-du", "job-ie", "job-new", "job-race", "job-uu", "kill", "late", "um",
-                           "uu", "uu-pub"]
+    assert sorted(ids) == [
+        "dm",
+        "du",
+        "ie",
+        "job-du",
+        "job-ie",
+        "job-new",
+        "job-race",
+        "job-uu",
+        "kill",
+        "late",
+        "um",
+        "uu",
+        "uu-pub",
+    ]
     return backend.wh, ids
 
 
@@ -181,7 +196,10 @@ def test_a_resolve_failed_after_its_write_is_finished_by_the_next(logged):
     assert _rows(wh)[6]["city"] == "s2-kill"  # written, not yet recorded
     assert next(c for c in list_conflicts(SCHEMA) if c["conflict_id"] == ids["kill"])["review"] is None
     review = _resolve_twice(wh, ids["kill"], "subscriber")
-    assert review["outcome"] == "subscriber row applied" and _rows(wh)[6]["msrepl_tran_version"] == review["written_version"]
+    assert (
+        review["outcome"] == "subscriber row applied"
+        and _rows(wh)[6]["msrepl_tran_version"] == review["written_version"]
+    )
 
 
 def test_a_bad_conflict_id_or_keep_is_one_line(logged):
@@ -191,13 +209,31 @@ def test_a_bad_conflict_id_or_keep_is_one_line(logged):
         resolve_conflict(SCHEMA, "0" * 32, "publisher", "dba")
 
 
-@pytest.mark.parametrize("macro, args, refusal", [
-    ("qrepl_resolve_conflict", {"conflict_id": "0" * 31 + "\n", "keep": "publisher"}, "conflict_id must be the 32 hex"),
-    ("qrepl_resolve_conflict", {"conflict_id": "0" * 32, "keep": "publisher", "resolved_by": "dba'; drop"},
-     "resolved_by must be a user name"),
-    ("qrepl_remove_conflicts", {"conflict_ids": ["0" * 32, "0" * 32 + "' or '1'='1"]}, "a conflict_id must be the 32 hex"),
-    ("qrepl_remove_conflicts", {"conflict_ids": ["0" * 32], "removed_by": "dba\n"}, "removed_by must be a user name"),
-])
+@pytest.mark.parametrize(
+    "macro, args, refusal",
+    [
+        (
+            "qrepl_resolve_conflict",
+            {"conflict_id": "0" * 31 + "\n", "keep": "publisher"},
+            "conflict_id must be the 32 hex",
+        ),
+        (
+            "qrepl_resolve_conflict",
+            {"conflict_id": "0" * 32, "keep": "publisher", "resolved_by": "dba'; drop"},
+            "resolved_by must be a user name",
+        ),
+        (
+            "qrepl_remove_conflicts",
+            {"conflict_ids": ["0" * 32, "0" * 32 + "' or '1'='1"]},
+            "a conflict_id must be the 32 hex",
+        ),
+        (
+            "qrepl_remove_conflicts",
+            {"conflict_ids": ["0" * 32], "removed_by": "dba\n"},
+            "removed_by must be a user name",
+        ),
+    ],
+)
 def test_the_run_operations_refuse_an_id_or_a_name_that_is_not_one_in_one_line(logged, macro, args, refusal):
     # `dbt run-operation` is the way in that skips the CLI's own checks: the macro's are what
     # keeps the values out of SQL text, and nothing is written before them

@@ -23,23 +23,36 @@ V = "00000000-0000-4000-8000-{:012d}".format
 
 
 def _insert(seq: int, article: str, key_column: str, value_column: str) -> dict:
-    return {"subscriber": "s1", "generation": 0, "tran_id": f"t{seq}", "tran_seq": seq, "command_seq": 1,
-            "article": article, "op": "I", "row_key": f'{{"{key_column}":{seq}}}', "old_version": None,
-            "new_version": V(100 + seq), "new_row": f'{{"{key_column}":{seq},"{value_column}":"v{seq}"}}',
-            "old_row": None, "enqueued_at": datetime(2026, 1, 1, 0, 0, seq)}
+    return {
+        "subscriber": "s1",
+        "generation": 0,
+        "tran_id": f"t{seq}",
+        "tran_seq": seq,
+        "command_seq": 1,
+        "article": article,
+        "op": "I",
+        "row_key": f'{{"{key_column}":{seq}}}',
+        "old_version": None,
+        "new_version": V(100 + seq),
+        "new_row": f'{{"{key_column}":{seq},"{value_column}":"v{seq}"}}',
+        "old_row": None,
+        "enqueued_at": datetime(2026, 1, 1, 0, 0, seq),
+    }
 
 
 def test_an_article_added_between_two_runs_of_one_process_is_read_by_the_second(spark):
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
-    wh.write_publication(publication_from_dict({"publication": "sales", "policy": "publisher_wins",
-                                                "articles": [CUSTOMERS]}))
+    wh.write_publication(
+        publication_from_dict({"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]})
+    )
     wh.add_subscription("s1")
     wh.append_queue([_insert(1, "customers", "customer_id", "city")])
     run_queue_reader(SCHEMA)
 
-    wh.write_publication(publication_from_dict({"publication": "sales", "policy": "publisher_wins",
-                                                "articles": [CUSTOMERS, ORDERS]}))
+    wh.write_publication(
+        publication_from_dict({"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS, ORDERS]})
+    )
     wh.append_queue([_insert(2, "orders", "order_id", "note")])
     run_queue_reader(SCHEMA)  # same process, next dbt invocation
 

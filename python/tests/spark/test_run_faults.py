@@ -39,13 +39,37 @@ EVENTS = {
     # what happens between the failure and the next run, and which frozen table decides
     # whether the batch already saw it
     None: (None, None),
-    "publisher_write": ({"publisher_change": {
-        "article": "customers", "op": "U", "row": {"customer_id": 1, "name": "Ada", "city": "Oslo"},
-        "new_version": "99000000-0000-4000-8000-000000000001"}}, "model.qrepl.int_batch_commands"),
-    "enqueue": ({"enqueue": [{"subscriber": "s3", "tran_id": "s3-late", "commands": [
-        {"article": "customers", "op": "U", "row": {"customer_id": 3, "name": "Alan", "city": "Wilmslow"},
-         "old_version": "00000000-0000-4000-8000-000000000003",
-         "new_version": "33000000-0000-4000-8000-000000000003"}]}]}, "model.qrepl.int_batch_commands"),
+    "publisher_write": (
+        {
+            "publisher_change": {
+                "article": "customers",
+                "op": "U",
+                "row": {"customer_id": 1, "name": "Ada", "city": "Oslo"},
+                "new_version": "99000000-0000-4000-8000-000000000001",
+            }
+        },
+        "model.qrepl.int_batch_commands",
+    ),
+    "enqueue": (
+        {
+            "enqueue": [
+                {
+                    "subscriber": "s3",
+                    "tran_id": "s3-late",
+                    "commands": [
+                        {
+                            "article": "customers",
+                            "op": "U",
+                            "row": {"customer_id": 3, "name": "Alan", "city": "Wilmslow"},
+                            "old_version": "00000000-0000-4000-8000-000000000003",
+                            "new_version": "33000000-0000-4000-8000-000000000003",
+                        }
+                    ],
+                }
+            ]
+        },
+        "model.qrepl.int_batch_commands",
+    ),
     "drop_subscription": ({"drop_subscription": {"subscriber": "s3"}}, "model.qrepl.int_batch_subscriptions"),
     "reinitialize": ({"reinitialize": {"subscriber": "s2"}}, "model.qrepl.int_batch_subscriptions"),
     # the user removes every conflict listed, those of the unfinished batch too: a removal is a
@@ -104,7 +128,7 @@ class InterruptedRun(SparkBackend):
             self.untouched_before_apply = self.applied_state() == seen_before
         step, _ = EVENTS[self.event]
         if step is not None:
-            (kind, body), = step.items()
+            ((kind, body),) = step.items()
             if kind == "publisher_change":
                 self.publisher_changes([(body["article"], body["op"], body["row"], body["new_version"])])
             elif kind == "enqueue":
@@ -134,6 +158,7 @@ def _points(labels: tuple[str, ...], event: str | None) -> list[int]:
     write of the apply step (decisions frozen, nothing applied yet); for a dropped subscription
     instead the write that froze the batch's subscriptions. Inside the apply step (the first
     publisher MERGE done, the rest must follow once) CI kills instead: test_crash_kill.py."""
+
     def first(node: str, words: str = "") -> int:
         return next(i for i, label in enumerate(labels, 1) if label.startswith(node) and words in label)
 
@@ -142,12 +167,16 @@ def _points(labels: tuple[str, ...], event: str | None) -> list[int]:
         return list(range(1, len(labels) + 1))
     if sweep == "all" and EVENTS[event][1] is None:  # the batch unfinished, its conflicts written:
         # right after them, at the start of the apply step, and right before the history row
-        return [first("model.qrepl.conflicts"), first("model.qrepl.batch_applied"),
-                first("model.qrepl.queue_reader_history") - 1]
+        return [
+            first("model.qrepl.conflicts"),
+            first("model.qrepl.batch_applied"),
+            first("model.qrepl.queue_reader_history") - 1,
+        ]
     if sweep == "all":  # an event only matters relative to the write that freezes what it changes
         frozen = first(EVENTS[event][1])
-        return sorted({1, frozen - 1, frozen, first("model.qrepl.batch_applied"),
-                       first("model.qrepl.queue_reader_history")} - {0})
+        return sorted(
+            {1, frozen - 1, frozen, first("model.qrepl.batch_applied"), first("model.qrepl.queue_reader_history")} - {0}
+        )
     if sweep:
         return [int(k) for k in sweep.split(",")]
     if event == "drop_subscription":  # right after the batch froze its subscriptions: a retry that
@@ -167,12 +196,16 @@ def _check_converged(spark, backend: InterruptedRun, event: str | None) -> None:
     actual = normalized_outputs(scenario, backend.outputs())
     expected = _expected(event, after)
     for table in expected:
-        assert actual[table] == expected[table], f"{table} differs after a failure at write {backend.k} " \
-                                                 f"({fired[-1] if fired else '-'}), event {event}"
+        assert actual[table] == expected[table], (
+            f"{table} differs after a failure at write {backend.k} ({fired[-1] if fired else '-'}), event {event}"
+        )
     history = backend.wh.rows_of("queue_reader_history", "batch_id")
     assert [h["batch_id"] for h in history] == list(range(1, len(history) + 1))
-    leftovers = [t.name for t in spark.catalog.listTables(SCHEMA)
-                 if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock"]
+    leftovers = [
+        t.name
+        for t in spark.catalog.listTables(SCHEMA)
+        if t.name.startswith("qrepl_resolve_") or t.name == "qrepl_run_lock"
+    ]
     assert leftovers == []
 
 
@@ -180,8 +213,11 @@ CI_EVENTS = [None, "publisher_write", "drop_subscription", "reinitialize"]  # QR
 # `make faults` splits the long sweep (every write point, no event) into parts, so its pytest-xdist
 # workers share it; each part takes every SWEEP_PARTS-th point
 SWEEP_PARTS = max(1, int(os.environ.get("QREPL_SWEEP_PARTS", "1")))
-CASES = [(event, part) for event in (list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") else CI_EVENTS)
-         for part in (range(SWEEP_PARTS) if event is None else [0])]
+CASES = [
+    (event, part)
+    for event in (list(EVENTS) if os.environ.get("QREPL_FAULT_POINTS") else CI_EVENTS)
+    for part in (range(SWEEP_PARTS) if event is None else [0])
+]
 
 
 @pytest.mark.parametrize("event, part", CASES, ids=[f"{e}-part{p}" for e, p in CASES])
@@ -196,9 +232,10 @@ def test_a_failed_run_is_finished_by_the_next_one(spark, event, part):
         backend = InterruptedRun(scenario, k, event)
         play(scenario, backend)
         assert backend.failed, f"write {k} of {len(labels)} ({labels[k - 1]}) did not fail the run"
-        assert backend.untouched_before_apply is not False, \
-            f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or " \
+        assert backend.untouched_before_apply is not False, (
+            f"a failure at write {k} ({labels[k - 1]}), before the apply step, left publisher tables or "
             f"subscriptions changed"
+        )
         _check_converged(spark, backend, event)
         if event == "remove_conflicts":  # each conflict listed then is removed, and stays out of the lists
             listed, removed = backend.removed

@@ -25,8 +25,11 @@ from qrepl.storage.warehouse import Warehouse
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_lock"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
+}
 
 
 @pytest.fixture()
@@ -35,29 +38,53 @@ def wh(spark) -> Warehouse:
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
     wh.add_subscription("s1")
-    wh.append_queue([{"subscriber": "s1", "generation": 0, "tran_id": "t1", "tran_seq": 1, "command_seq": 1,
-                      "article": "customers", "op": "I", "row_key": '{"customer_id":1}', "old_version": None,
-                      "new_version": "11111111-0000-4000-8000-000000000001",
-                      "new_row": '{"customer_id":1,"city":"x"}', "old_row": None,
-                      "enqueued_at": datetime(2026, 1, 1)}])
+    wh.append_queue(
+        [
+            {
+                "subscriber": "s1",
+                "generation": 0,
+                "tran_id": "t1",
+                "tran_seq": 1,
+                "command_seq": 1,
+                "article": "customers",
+                "op": "I",
+                "row_key": '{"customer_id":1}',
+                "old_version": None,
+                "new_version": "11111111-0000-4000-8000-000000000001",
+                "new_row": '{"customer_id":1,"city":"x"}',
+                "old_row": None,
+                "enqueued_at": datetime(2026, 1, 1),
+            }
+        ]
+    )
     return wh
 
 
-def _hold_lock(wh: Warehouse, pid: int, *, token: str = "0" * 32, invocation_id: str = "other",
-               lease: int | None = None, age_seconds: int = 0) -> None:
+def _hold_lock(
+    wh: Warehouse,
+    pid: int,
+    *,
+    token: str = "0" * 32,
+    invocation_id: str = "other",
+    lease: int | None = None,
+    age_seconds: int = 0,
+) -> None:
     """What another process's run holds: the lock table naming it, with its lease row (no lease:
     a plain dbt run; `age_seconds`: how long ago it was last renewed)."""
-    wh.spark.sql(f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
-                 f"'qrepl.holder' = 'qrepl run pid={pid} host={socket.gethostname()}', "
-                 f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
-                 f"as select '{token}' as token, cast(0 as bigint) as renewals, "
-                 f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
-                 f"cast({'null' if lease is None else lease} as int) as lease_seconds")
+    wh.spark.sql(
+        f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
+        f"'qrepl.holder' = 'qrepl run pid={pid} host={socket.gethostname()}', "
+        f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
+        f"as select '{token}' as token, cast(0 as bigint) as renewals, "
+        f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
+        f"cast({'null' if lease is None else lease} as int) as lease_seconds"
+    )
 
 
 def _dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True).stdout)
+    return int(
+        subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout
+    )
 
 
 def _batches(wh: Warehouse) -> int:
@@ -185,6 +212,7 @@ def test_a_run_on_a_schema_without_a_publication_says_so_in_one_line(spark):
         dbt_invoke(["run"], empty.schema)
     assert str(failure.value) == (
         "dbt run failed: schema qrepl_lock_nopub holds no publication: create one first (`qrepl publication "
-        "create --config FILE --schema qrepl_lock_nopub`), or set QREPL_SCHEMA to the publication's schema")
+        "create --config FILE --schema qrepl_lock_nopub`), or set QREPL_SCHEMA to the publication's schema"
+    )
     assert not empty.exists(LOCK_TABLE)
     empty.drop_schema()

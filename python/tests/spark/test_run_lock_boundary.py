@@ -23,8 +23,11 @@ from qrepl.storage.warehouse import Warehouse
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_lock_edge"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
+}
 
 
 @pytest.fixture()
@@ -33,24 +36,46 @@ def wh(spark) -> Warehouse:
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
     wh.add_subscription("s1")
-    wh.append_queue([{"subscriber": "s1", "generation": 0, "tran_id": "t1", "tran_seq": 1, "command_seq": 1,
-                      "article": "customers", "op": "I", "row_key": '{"customer_id":1}', "old_version": None,
-                      "new_version": "11111111-0000-4000-8000-000000000001",
-                      "new_row": '{"customer_id":1,"city":"x"}', "old_row": None,
-                      "enqueued_at": datetime(2026, 1, 1)}])
+    wh.append_queue(
+        [
+            {
+                "subscriber": "s1",
+                "generation": 0,
+                "tran_id": "t1",
+                "tran_seq": 1,
+                "command_seq": 1,
+                "article": "customers",
+                "op": "I",
+                "row_key": '{"customer_id":1}',
+                "old_version": None,
+                "new_version": "11111111-0000-4000-8000-000000000001",
+                "new_row": '{"customer_id":1,"city":"x"}',
+                "old_row": None,
+                "enqueued_at": datetime(2026, 1, 1),
+            }
+        ]
+    )
     return wh
 
 
-def _hold_lock(wh: Warehouse, *, token: str = "0" * 32, invocation_id: str = "other", lease: int | None = None,
-               age_seconds: int = 0) -> None:
+def _hold_lock(
+    wh: Warehouse,
+    *,
+    token: str = "0" * 32,
+    invocation_id: str = "other",
+    lease: int | None = None,
+    age_seconds: int = 0,
+) -> None:
     """Another process's lock: its lease row as that process wrote it (`age_seconds` before the
     judge's clock; negative: a holder whose clock is ahead of the judge's)."""
-    wh.spark.sql(f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
-                 f"'qrepl.holder' = 'qrepl run pid=1 host={socket.gethostname()}', "
-                 f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
-                 f"as select '{token}' as token, cast(0 as bigint) as renewals, "
-                 f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
-                 f"cast({'null' if lease is None else lease} as int) as lease_seconds")
+    wh.spark.sql(
+        f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
+        f"'qrepl.holder' = 'qrepl run pid=1 host={socket.gethostname()}', "
+        f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
+        f"as select '{token}' as token, cast(0 as bigint) as renewals, "
+        f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
+        f"cast({'null' if lease is None else lease} as int) as lease_seconds"
+    )
 
 
 def _batches(wh: Warehouse) -> int:
@@ -72,7 +97,8 @@ class _SkewedHolder:
                 self.wh.spark.sql(
                     f"update {self.wh.table(LOCK_TABLE)} set renewals = renewals + 1, renewed_at = "
                     f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {self.behind}) "
-                    f"where token = '{self.token}'")
+                    f"where token = '{self.token}'"
+                )
             except Exception:  # noqa: BLE001 - a renewal that lost a commit race is retried
                 pass
 
@@ -86,6 +112,7 @@ class _SkewedHolder:
 
 
 # -- 1. a live reader judged dead ------------------------------------------------------------
+
 
 def test_a_live_reader_whose_clock_is_behind_is_not_judged_dead(wh):
     """Its renewed_at reads ten minutes old on the judge's clock, far past its 20 s lease, yet
@@ -137,8 +164,10 @@ def test_lease_renewals_are_not_starved_by_a_long_stage(wh):
             time.sleep(0.1)
         started = time.monotonic()
         # 400 tasks of 200 ms on two cores: a 40 s stage in the default pool
-        wh.spark.sql("select count(*) from range(0, 400, 1, 400) "
-                     "where reflect('java.lang.Thread', 'sleep', cast(200 as bigint)) is null").collect()
+        wh.spark.sql(
+            "select count(*) from range(0, 400, 1, 400) "
+            "where reflect('java.lang.Thread', 'sleep', cast(200 as bigint)) is null"
+        ).collect()
         ended = time.monotonic()
         time.sleep(lease / 4 + 1)
         done.set()
@@ -147,10 +176,13 @@ def test_lease_renewals_are_not_starved_by_a_long_stage(wh):
     # the lease's age on the keeper's side, from its last renewal before the stage to its end
     points = [max(t for t in renewed_at if t <= started), *[t for t in renewed_at if started < t < ended], ended]
     gaps = [b - a for a, b in zip(points, points[1:])]
-    assert max(gaps) < lease, f"renewals at {[round(t - started, 1) for t in points[1:-1]]} s of a {ended - started:.0f} s stage"
+    assert max(gaps) < lease, (
+        f"renewals at {[round(t - started, 1) for t in points[1:-1]]} s of a {ended - started:.0f} s stage"
+    )
 
 
 # -- 4. a plain dbt run holds a lease too (its kill: e2e/test_plain_dbt.py) ----------------------
+
 
 def test_a_plain_dbt_run_renews_its_lease_as_its_models_start(wh, monkeypatch):
     monkeypatch.setenv("QREPL_PLAIN_RUN_LEASE_SECONDS", "4")  # renewed once a second has passed
@@ -178,6 +210,7 @@ def test_a_plain_dbt_run_renews_its_lease_as_its_models_start(wh, monkeypatch):
 
 
 # -- 2. the release is a compare-and-delete ----------------------------------------------------
+
 
 def _swap_lock_before_release(wh: Warehouse, monkeypatch) -> dict:
     """Just before the run's release removes the lock, another session removes it (`qrepl
@@ -241,6 +274,7 @@ def test_a_release_that_failed_between_its_claim_and_its_drop_is_finished_by_the
 
 
 # -- 3. the abandoned-lock cleanup keys on the last heartbeat ----------------------------------
+
 
 def test_the_abandoned_lock_cleanup_keeps_a_heartbeated_lock_of_another_writer(wh):
     """Another application's long commit holds its metastore lock on a table, heartbeating it

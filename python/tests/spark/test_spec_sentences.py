@@ -32,54 +32,83 @@ def _stale_generation_steps() -> list[dict]:
 
 
 def publisher_wins_scenario() -> dict:
-    steps = [_publisher(), {"enqueue": [
-        tran("a", "a1", upd(1, "a1", V["p1"], V["a1"])),
-        tran("a", "a2", upd(1, "a2", V["a1"], V["a2"])),
-        tran("b", "b1", upd(2, "b1", V["p2"], V["b1"]), dele(3, V["p3"])),
-        tran("c", "c1", upd(4, "c1", V["p4"], V["c1"]), upd(5, "c1", V["stale5"], V["c1b"])),
-        tran("d", "d1", ins(50, "d1", V["d1"]), upd(51, "d1", V["ghost"], V["d1b"])),
-        tran("e", "e1", upd(6, "e1", V["p6"], V["e1"]), upd(6, "e1b", V["e1"], V["e1b"])),
-        tran("e", "e2", upd(7, "e2", V["stale7"], V["e2"]), upd(7, "e2b", V["e2"], V["e2b"])),
-        tran("e", "e3", ins(60, "e3", V["e3"]), dele(60, V["e3"])),
-        tran("f", "f1", upd(8, "f1", V["stale8"], V["f1"])),
-        tran("f", "f2", upd(8, "f2", V["f1"], V["f2"])),
-        tran("f", "f3", upd(9, "f3", V["p9"], V["f3"])),
-        tran("g1", "g1", upd(10, "g1", V["p10"], V["g1"])),
-        tran("g2", "g2", upd(10, "g2", V["p10"], V["g2"])),
-    ]}, {"run": {}},
-        {"enqueue": [tran("h", "h1", upd(10, "h1", V["g1"], V["h1"]))]}, {"run": {}},
-        *_stale_generation_steps(), {"run": {}}, {"run": {}}]
+    steps = [
+        _publisher(),
+        {
+            "enqueue": [
+                tran("a", "a1", upd(1, "a1", V["p1"], V["a1"])),
+                tran("a", "a2", upd(1, "a2", V["a1"], V["a2"])),
+                tran("b", "b1", upd(2, "b1", V["p2"], V["b1"]), dele(3, V["p3"])),
+                tran("c", "c1", upd(4, "c1", V["p4"], V["c1"]), upd(5, "c1", V["stale5"], V["c1b"])),
+                tran("d", "d1", ins(50, "d1", V["d1"]), upd(51, "d1", V["ghost"], V["d1b"])),
+                tran("e", "e1", upd(6, "e1", V["p6"], V["e1"]), upd(6, "e1b", V["e1"], V["e1b"])),
+                tran("e", "e2", upd(7, "e2", V["stale7"], V["e2"]), upd(7, "e2b", V["e2"], V["e2b"])),
+                tran("e", "e3", ins(60, "e3", V["e3"]), dele(60, V["e3"])),
+                tran("f", "f1", upd(8, "f1", V["stale8"], V["f1"])),
+                tran("f", "f2", upd(8, "f2", V["f1"], V["f2"])),
+                tran("f", "f3", upd(9, "f3", V["p9"], V["f3"])),
+                tran("g1", "g1", upd(10, "g1", V["p10"], V["g1"])),
+                tran("g2", "g2", upd(10, "g2", V["p10"], V["g2"])),
+            ]
+        },
+        {"run": {}},
+        {"enqueue": [tran("h", "h1", upd(10, "h1", V["g1"], V["h1"]))]},
+        {"run": {}},
+        *_stale_generation_steps(),
+        {"run": {}},
+        {"run": {}},
+    ]
     return scenario("publisher_wins", steps, SUBSCRIBERS)
 
 
 def reinit_scenario() -> dict:
-    steps = [_publisher(), {"enqueue": [
-        tran("a", "a1", upd(1, "a1", V["p1"], V["ra1"])),
-        tran("a", "a2", upd(2, "a2", V["stale2"], V["ra2"])),
-        tran("b", "b1", upd(3, "b1", V["p3"], V["rb1"])),
-        tran("a", "a3", upd(4, "a3", V["p4"], V["ra3"])),
-    ]}, {"run": {}},
-        {"enqueue": [tran("a", "a4", upd(5, "a4", V["p5"], V["ra4"]))]}, {"run": {}},
+    steps = [
+        _publisher(),
+        {
+            "enqueue": [
+                tran("a", "a1", upd(1, "a1", V["p1"], V["ra1"])),
+                tran("a", "a2", upd(2, "a2", V["stale2"], V["ra2"])),
+                tran("b", "b1", upd(3, "b1", V["p3"], V["rb1"])),
+                tran("a", "a3", upd(4, "a3", V["p4"], V["ra3"])),
+            ]
+        },
+        {"run": {}},
+        {"enqueue": [tran("a", "a4", upd(5, "a4", V["p5"], V["ra4"]))]},
+        {"run": {}},
         {"reinitialize": {"subscriber": "a"}},
-        {"enqueue": [tran("a", "a5", upd(6, "a5", V["p6"], V["ra5"]))]}, {"run": {}},
-        *_stale_generation_steps(), {"run": {}}]
+        {"enqueue": [tran("a", "a5", upd(6, "a5", V["p6"], V["ra5"]))]},
+        {"run": {}},
+        *_stale_generation_steps(),
+        {"run": {}},
+    ]
     return scenario("publisher_wins_reinit", steps, SUBSCRIBERS)
 
 
 def subscriber_wins_scenario() -> dict:
-    steps = [_publisher(), {"enqueue": [
-        tran("a", "a1", upd(51, "a1", V["ghost51"], V["sa1"])),
-        tran("a", "a2", ins(1, "a2", V["sa2"])),
-        tran("a", "a3", dele(2, V["stale2"])),
-        tran("a", "a4", dele(52, V["ghost52"])),
-        tran("b", "b1", upd(3, "b1", V["p3"], V["sb1"])),
-        tran("c", "c1", upd(3, "c1", V["p3"], V["sc1"])),
-    ]}, {"run": {}}, *_stale_generation_steps(), {"run": {}}]
+    steps = [
+        _publisher(),
+        {
+            "enqueue": [
+                tran("a", "a1", upd(51, "a1", V["ghost51"], V["sa1"])),
+                tran("a", "a2", ins(1, "a2", V["sa2"])),
+                tran("a", "a3", dele(2, V["stale2"])),
+                tran("a", "a4", dele(52, V["ghost52"])),
+                tran("b", "b1", upd(3, "b1", V["p3"], V["sb1"])),
+                tran("c", "c1", upd(3, "c1", V["p3"], V["sc1"])),
+            ]
+        },
+        {"run": {}},
+        *_stale_generation_steps(),
+        {"run": {}},
+    ]
     return scenario("subscriber_wins", steps, SUBSCRIBERS)
 
 
-SCENARIOS = {"publisher_wins": publisher_wins_scenario, "publisher_wins_reinit": reinit_scenario,
-             "subscriber_wins": subscriber_wins_scenario}
+SCENARIOS = {
+    "publisher_wins": publisher_wins_scenario,
+    "publisher_wins_reinit": reinit_scenario,
+    "subscriber_wins": subscriber_wins_scenario,
+}
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +154,7 @@ def result(replayed, policy: str, table: str | None = None) -> Result:
 
 # ---- §1 ------------------------------------------------------------------------------------
 
+
 def test_s1_versions_detect_conflicts_and_the_policy_resolves(replayed):
     """§1: 'a Queue Reader Agent later applies them at the Publisher, detects conflicts with a
     per-row version GUID (msrepl_tran_version) and resolves them by the publication's policy.'"""
@@ -146,6 +176,7 @@ def test_s1_every_conflict_is_logged_and_compensated(replayed):
 
 
 # ---- §5 Order ------------------------------------------------------------------------------
+
 
 def test_each_run_processes_only_new_transactions_exactly_once(replayed):
     """'Each run processes the queued transactions not processed before (exactly once, whatever
@@ -185,13 +216,19 @@ def test_commands_in_command_seq_order(replayed):
 
 # ---- §5 Judging ----------------------------------------------------------------------------
 
+
 def test_conflict_type_codes_follow_sql_server(replayed):
     """'conflict_type_code follows SQL Server's transactional conflict tables: 1 update_update,
     2 update_missing, 3 delete_update, 4 delete_missing, 5 insert_exists.'"""
     r = result(replayed, "subscriber_wins", "conflicts")
     codes = {c["conflict_type"]: c["conflict_type_code"] for c in r.t["conflicts"]}
-    assert codes == {"update_update": 1, "update_missing": 2, "delete_update": 3, "delete_missing": 4,
-                     "insert_exists": 5}
+    assert codes == {
+        "update_update": 1,
+        "update_missing": 2,
+        "delete_update": 3,
+        "delete_missing": 4,
+        "insert_exists": 5,
+    }
 
 
 def test_a_transaction_sees_its_own_writes(replayed):
@@ -209,6 +246,7 @@ def test_a_conflict_is_logged_where_it_arises_not_for_its_consequences(replayed)
 
 
 # ---- §5 publisher_wins -----------------------------------------------------------------------
+
 
 def test_publisher_wins_applies_a_clean_transaction_whole(replayed):
     """'a transaction with no conflicting command is applied whole (each row gets the command's
@@ -234,9 +272,13 @@ def test_publisher_wins_compensates_every_row_the_transaction_touched(replayed):
     r = result(replayed, "publisher_wins", "compensating_commands")
     c1 = {c["row_key"]: c for c in r.compensations("c1")}
     assert {k: (c["op"], c["row"]["msrepl_tran_version"]) for k, c in c1.items()} == {
-        '{"customer_id":4}': ("upsert", V["p4"]), '{"customer_id":5}': ("upsert", V["p5"])}
+        '{"customer_id":4}': ("upsert", V["p4"]),
+        '{"customer_id":5}': ("upsert", V["p5"]),
+    }
     assert {(c["row_key"], c["op"], c["row"]) for c in r.compensations("d1")} == {
-        ('{"customer_id":50}', "delete", None), ('{"customer_id":51}', "delete", None)}
+        ('{"customer_id":50}', "delete", None),
+        ('{"customer_id":51}', "delete", None),
+    }
     assert {c["subscriber"] for c in r.compensations("c1") + r.compensations("d1")} == {"c", "d"}
 
 
@@ -249,6 +291,7 @@ def test_publisher_wins_judges_later_transactions_normally(replayed):
 
 
 # ---- §5 publisher_wins_reinit ---------------------------------------------------------------
+
 
 def test_reinit_rejects_the_first_conflict_and_everything_after(replayed):
     """'at a subscriber's first conflicting transaction, that transaction and every later queued
@@ -282,6 +325,7 @@ def test_reinit_leaves_other_subscribers_alone(replayed):
 
 # ---- §5 subscriber_wins ---------------------------------------------------------------------
 
+
 def test_subscriber_wins_applies_everything_and_logs_conflicts(replayed):
     """'subscriber_wins: every transaction is applied; conflicts are logged with winner subscriber.'"""
     r = result(replayed, "subscriber_wins")
@@ -308,6 +352,7 @@ def test_subscriber_wins_last_subscriber_wins(replayed):
 
 
 # ---- §5 generations ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("policy", list(SCENARIOS))
 def test_an_older_generation_is_rejected_reinit_under_every_policy(replayed, policy):

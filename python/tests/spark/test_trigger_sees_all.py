@@ -27,10 +27,10 @@ pytestmark = pytest.mark.spark
 T0 = datetime(2026, 3, 1, 9, 0, 0)
 
 
-
 def _is_stamp_record(label: str) -> bool:
     """The write that records what the publisher's trigger examined (maintain's stamp)."""
     return "insert into" in label and "publisher_stamps" in label
+
 
 def _versions(wh) -> dict[int, str]:
     return {r["customer_id"]: r["msrepl_tran_version"] for r in wh.publisher_rows("customers")}
@@ -83,12 +83,16 @@ def test_case3_a_job_update_between_maintains_stamp_and_its_compaction_meets_the
     table = wh.table("customers")
     spark.sql(f"update {table} set city = 'Oslo' where customer_id = 3")  # maintain's stamp has work
 
-    faults.arm_when(_is_stamp_record, lambda k, label: spark.sql(f"update {table} set city = 'Job' where customer_id = 1"))
+    faults.arm_when(
+        _is_stamp_record, lambda k, label: spark.sql(f"update {table} set city = 'Job' where customer_id = 1")
+    )
     try:
         maintain(wh.schema)
     finally:
         faults.disarm()
-    history = spark.sql(f"select snapshot_id, parent_id, operation from {table}.snapshots order by committed_at").collect()
+    history = spark.sql(
+        f"select snapshot_id, parent_id, operation from {table}.snapshots order by committed_at"
+    ).collect()
     assert history[-1].operation == "replace"  # the compaction came after the job's UPDATE ...
     assert history[-2].snapshot_id == history[-1].parent_id  # ... whose snapshot maintain's expiry kept
     assert _versions(wh)[1] == p[1]  # the UPDATE kept the version: only the trigger can tell
@@ -111,13 +115,14 @@ def test_case3_a_users_rewrite_data_files_after_job_updates_hides_no_change(spar
     spark.sql(compact)
     spark.sql(f"update {table} set city = 'Job2' where customer_id = 2")
     spark.sql(compact)
-    operations = [r.operation for r in spark.sql(f"select operation from {table}.snapshots order by committed_at").collect()]
+    operations = [
+        r.operation for r in spark.sql(f"select operation from {table}.snapshots order by committed_at").collect()
+    ]
     assert operations[-1] == operations[-3] == "replace"
     actual, expected = _subscriber_updates_then_compare(sc, spark_side, reference, p, {1: "Job1", 2: "Job2"})
     assert _conflict(actual, "t1") == _conflict(actual, "t2") == "update_update"
     assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]} == {1: "Job1", 2: "Job2", 3: "city3"}
     assert actual == expected
-
 
 
 def test_case3_a_first_write_to_an_empty_table_compacted_by_maintain_keeps_its_history(spark):
@@ -136,17 +141,23 @@ def test_case3_a_first_write_to_an_empty_table_compacted_by_maintain_keeps_its_h
     assert wh.last_stamps()["tags"] == 0 and wh.article_snapshot(wh.require_publication().article("tags")) is None
     spark.sql(f"update {wh.table('customers')} set city = 'Oslo' where customer_id = 1")  # maintain's stamp has work
 
-    faults.arm_when(_is_stamp_record, lambda k, label: spark.sql(f"insert into {wh.table('tags')} values ('t1', 'job', null)"))
+    faults.arm_when(
+        _is_stamp_record, lambda k, label: spark.sql(f"insert into {wh.table('tags')} values ('t1', 'job', null)")
+    )
     try:
         maintain(wh.schema)
     finally:
         faults.disarm()
-    assert [r.operation for r in spark.sql(f"select operation from {wh.table('tags')}.snapshots order by committed_at").collect()] \
-        == ["append", "replace"]
+    assert [
+        r.operation
+        for r in spark.sql(f"select operation from {wh.table('tags')}.snapshots order by committed_at").collect()
+    ] == ["append", "replace"]
     spark_side.run(T0 + timedelta(minutes=1))
     assert [r["msrepl_tran_version"] is not None for r in wh.publisher_rows("tags")] == [True]
 
+
 # -- case 7b: a table whose data files are ORC ----------------------------------------------
+
 
 def _publish_in_place(spark, tmp_path, schema: str, users: str, file_format: str) -> None:
     """The user's own Iceberg table `users`.customers (three rows) of data files in
@@ -156,8 +167,10 @@ def _publish_in_place(spark, tmp_path, schema: str, users: str, file_format: str
     for s in (schema, f"{schema}__north", users):
         spark.sql(f"drop database if exists {s} cascade")
     spark.sql(f"create database {users}")
-    spark.sql(f"create table {users}.customers (customer_id int, city string) using iceberg "
-              f"tblproperties ('write.format.default' = '{file_format}')")
+    spark.sql(
+        f"create table {users}.customers (customer_id int, city string) using iceberg "
+        f"tblproperties ('write.format.default' = '{file_format}')"
+    )
     spark.sql(f"insert into {users}.customers values (1, 'Oslo'), (2, 'Bergen'), (3, 'Tromso')")
     declared = yaml.safe_load(describe_table(f"{users}.customers", ["customer_id"], schema))
     path = tmp_path / f"{schema}.yml"
@@ -206,18 +219,26 @@ def test_case7b_an_orc_table_published_in_place_is_stamped_run_and_distributed(s
     rows = {r.customer_id: (r.city, r.msrepl_tran_version) for r in spark.table(table).collect()}
     assert {k: city for k, (city, _) in rows.items()} == {1: "Paris", 2: "Lyon", 3: "Tromso"}
     assert {k: version for k, (_, version) in rows.items()} == {
-        int(k[len('{"customer_id":'):-1]): r["msrepl_tran_version"] for k, r in reference.publisher["customers"].items()}
-    assert [(c["row_key"], c["conflict_type"]) for c in list_conflicts(schema)] == \
-        [(c["row_key"], c["conflict_type"]) for c in reference.conflicts] == [('{"customer_id":2}', "update_update")]
+        int(k[len('{"customer_id":') : -1]): r["msrepl_tran_version"]
+        for k, r in reference.publisher["customers"].items()
+    }
+    assert (
+        [(c["row_key"], c["conflict_type"]) for c in list_conflicts(schema)]
+        == [(c["row_key"], c["conflict_type"]) for c in reference.conflicts]
+        == [('{"customer_id":2}', "update_update")]
+    )
 
-    spark.sql(f"merge into {table} as t using (select 3 as customer_id, 'Narvik' as city) as s "
-              f"on t.customer_id = s.customer_id when matched then update set t.city = s.city")
+    spark.sql(
+        f"merge into {table} as t using (select 3 as customer_id, 'Narvik' as city) as s "
+        f"on t.customer_id = s.customer_id when matched then update set t.city = s.city"
+    )
     assert _formats(spark, table) >= {(0, "ORC"), (1, "ORC")}  # ORC data and delete files
     distribute(schema)  # stamps the MERGE first, then diffs the publisher
     publisher = {r.customer_id: (r.city, r.msrepl_tran_version) for r in spark.table(table).collect()}
     assert publisher[3][0] == "Narvik" and publisher[3][1] != rows[3][1]
-    assert {r.customer_id: (r.city, r.msrepl_tran_version) for r in spark.table(f"{schema}__north.customers").collect()} \
-        == publisher
+    assert {
+        r.customer_id: (r.city, r.msrepl_tran_version) for r in spark.table(f"{schema}__north.customers").collect()
+    } == publisher
 
 
 def test_case7b_an_avro_data_file_stops_the_stamp_with_one_line(spark, tmp_path):

@@ -19,8 +19,11 @@ from qrepl.tools.whatif import whatif
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_whatif_live"
-PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
-    {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}]}
+PUBLICATION = {
+    "publication": "sales",
+    "policy": "publisher_wins",
+    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
+}
 QUIET = {"echo": lambda _: None}
 
 
@@ -31,10 +34,16 @@ def _scenario_of_live_queue(wh: Warehouse, before: list[dict], batches: list[lis
     for rows in batches:
         transactions: dict[tuple, dict] = {}
         for r in sorted(rows, key=lambda r: (r["enqueued_at"], r["subscriber"], r["tran_seq"], r["command_seq"])):
-            tran = transactions.setdefault((r["subscriber"], r["tran_id"]),
-                                           {"subscriber": r["subscriber"], "tran_id": r["tran_id"], "commands": []})
-            command = {"article": r["article"], "op": r["op"], "old_version": r["old_version"],
-                       "new_version": r["new_version"]}
+            tran = transactions.setdefault(
+                (r["subscriber"], r["tran_id"]),
+                {"subscriber": r["subscriber"], "tran_id": r["tran_id"], "commands": []},
+            )
+            command = {
+                "article": r["article"],
+                "op": r["op"],
+                "old_version": r["old_version"],
+                "new_version": r["new_version"],
+            }
             if r["op"] == "D":
                 command["key"] = json.loads(r["row_key"])
             else:
@@ -47,8 +56,9 @@ def _scenario_of_live_queue(wh: Warehouse, before: list[dict], batches: list[lis
 def _comparable(outputs: dict) -> dict:
     return {
         "outcomes": sorted((o["subscriber"], o["tran_id"], o["outcome"]) for o in outputs["transaction_outcomes"]),
-        "conflicts": sorted((c["subscriber"], c["tran_id"], c["row_key"], c["conflict_type"], c["winner"])
-                            for c in outputs["conflicts"]),
+        "conflicts": sorted(
+            (c["subscriber"], c["tran_id"], c["row_key"], c["conflict_type"], c["winner"]) for c in outputs["conflicts"]
+        ),
         "publisher": outputs["publisher/customers"],
         "reinit": sorted(s["subscriber"] for s in outputs["subscriptions"] if s["status"] == "reinit_pending"),
     }
@@ -58,8 +68,9 @@ def test_whatif_equals_replay_policy_on_the_same_transactions(spark, tmp_path):
     wh = Warehouse(spark, SCHEMA)
     wh.drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
-                                 for i in (1, 2, 3)])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2, 3)]
+    )
     for s in ("s1", "s2"):
         add_subscription(SCHEMA, s, **QUIET)
     before = [{k: v for k, v in r.items()} for r in wh.publisher_rows("customers")]
@@ -86,8 +97,10 @@ def test_whatif_equals_replay_policy_on_the_same_transactions(spark, tmp_path):
     reference_results = whatif(wh.schema, list(POLICIES), 1, 2, reference=True)
     for policy in POLICIES:
         replayed = replay([scenario], tmp_path / policy, policy, reference=True)[0]
-        expected = {name: [json.loads(line) for line in (replayed / f"{name}.jsonl").read_text().splitlines()]
-                    for name in ("transaction_outcomes", "conflicts", "subscriptions", "publisher/customers")}
+        expected = {
+            name: [json.loads(line) for line in (replayed / f"{name}.jsonl").read_text().splitlines()]
+            for name in ("transaction_outcomes", "conflicts", "subscriptions", "publisher/customers")
+        }
         assert _comparable(spark_results[policy]["outputs"]) == _comparable(expected), policy
         assert _comparable(reference_results[policy]["outputs"]) == _comparable(expected), policy
     assert spark_results["subscriber_wins"]["conflicts"]["update_update"] == 2
@@ -118,8 +131,9 @@ def live_one_batch(spark) -> Warehouse:
     wh.drop_schema()
     Warehouse(spark, f"{LIVE}_whatif").drop_schema()
     wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows("customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()}
-                                 for i in (1, 2)])
+    wh.upsert_rows(
+        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2)]
+    )
     add_subscription(LIVE, "s1", **QUIET)
     with Subscriber(wh.schema, "s1").transaction() as t:
         t.update("customers", {"customer_id": 1}, {"city": "s1"})

@@ -13,9 +13,20 @@ from qrepl.storage.warehouse import Warehouse
 
 
 def _pub(*tables):
-    return publication_from_dict({"publication": "p", "articles": [
-        {"name": f"a{i}", "key": ["k"], "columns": {"k": "int", "v": "string"}, **({"table": t} if t is not None else {})}
-        for i, t in enumerate(tables)]})
+    return publication_from_dict(
+        {
+            "publication": "p",
+            "articles": [
+                {
+                    "name": f"a{i}",
+                    "key": ["k"],
+                    "columns": {"k": "int", "v": "string"},
+                    **({"table": t} if t is not None else {}),
+                }
+                for i, t in enumerate(tables)
+            ],
+        }
+    )
 
 
 def test_table_is_optional_and_kept_as_declared():
@@ -29,14 +40,33 @@ def test_table_is_optional_and_kept_as_declared():
 def test_the_publisher_table_defaults_to_the_publication_schema_and_the_article_name():
     default, elsewhere, bare = _pub(None, "salesx.customers", "customers").articles
     wh = Warehouse(None, "pubx")
-    assert [wh.article_table(a) for a in (default, elsewhere, bare)] == ["pubx.a0", "salesx.customers", "pubx.customers"]
+    assert [wh.article_table(a) for a in (default, elsewhere, bare)] == [
+        "pubx.a0",
+        "salesx.customers",
+        "pubx.customers",
+    ]
     replica = ReplicaWarehouse(wh, "pubx__north")
-    assert [replica.article_table(a) for a in (default, elsewhere, bare)] == ["pubx__north.a0", "pubx__north.a1",
-                                                                               "pubx__north.a2"]
+    assert [replica.article_table(a) for a in (default, elsewhere, bare)] == [
+        "pubx__north.a0",
+        "pubx__north.a1",
+        "pubx__north.a2",
+    ]
 
 
-@pytest.mark.parametrize("table", ["salesx.cust-omers", "a.b.c", "salesx.customers\n", "", ".customers",
-                                   "salesx.", 5, ["salesx", "customers"], "sales x.customers"])
+@pytest.mark.parametrize(
+    "table",
+    [
+        "salesx.cust-omers",
+        "a.b.c",
+        "salesx.customers\n",
+        "",
+        ".customers",
+        "salesx.",
+        5,
+        ["salesx", "customers"],
+        "sales x.customers",
+    ],
+)
 def test_an_invalid_table_is_refused_in_one_line(table):
     with pytest.raises(ConfigError) as refused:
         _pub(table)
@@ -56,25 +86,32 @@ def test_a_table_read_back_is_validated_again():
         Warehouse(None, "pubx").article_table(article)
 
 
-@pytest.mark.parametrize("article", [
-    {"name": "subscriptions"},                 # the default table would be qrepl's own
-    {"name": "a0", "table": "conflicts"},      # a bare table: in the publisher's schema
-    {"name": "a0", "table": "QUEUE_REJECTS"},  # names are case-insensitive
-])
+@pytest.mark.parametrize(
+    "article",
+    [
+        {"name": "subscriptions"},  # the default table would be qrepl's own
+        {"name": "a0", "table": "conflicts"},  # a bare table: in the publisher's schema
+        {"name": "a0", "table": "QUEUE_REJECTS"},  # names are case-insensitive
+    ],
+)
 def test_an_article_over_a_table_qrepl_keeps_is_refused_in_one_line(article):
     with pytest.raises(ConfigError, match="is a table qrepl keeps in the publisher's schema") as err:
-        publication_from_dict({"publication": "p", "articles": [
-            {"key": ["k"], "columns": {"k": "int", "v": "string"}, **article}]})
+        publication_from_dict(
+            {"publication": "p", "articles": [{"key": ["k"], "columns": {"k": "int", "v": "string"}, **article}]}
+        )
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("table, refused", [
-    ("pubx.replication_queue", "is a table qrepl keeps"),
-    ("pubx__north.customers", "replica or what-if"),
-    ("pubx_whatif.customers", "replica or what-if"),
-    ("salesx.conflicts", None),   # another schema's table of that name is the user's
-    ("pubx.customers", None),
-])
+@pytest.mark.parametrize(
+    "table, refused",
+    [
+        ("pubx.replication_queue", "is a table qrepl keeps"),
+        ("pubx__north.customers", "replica or what-if"),
+        ("pubx_whatif.customers", "replica or what-if"),
+        ("salesx.conflicts", None),  # another schema's table of that name is the user's
+        ("pubx.customers", None),
+    ],
+)
 def test_a_schema_table_in_the_publishers_own_schemas_is_refused_before_any_write(table, refused):
     from qrepl.core.model import qrepl_table_refusal
 
@@ -93,7 +130,8 @@ def test_the_reserved_tables_are_the_tables_qrepl_makes():
 
     root = Path(__file__).resolve().parents[3]
     models = {p.stem for p in (root / "models").rglob("*.sql")}
-    macro_tables = {m for p in (root / "macros").rglob("*.sql")
-                    for m in re.findall(r"qrepl_relation\('([a-z_]+)'\)", p.read_text())}
+    macro_tables = {
+        m for p in (root / "macros").rglob("*.sql") for m in re.findall(r"qrepl_relation\('([a-z_]+)'\)", p.read_text())
+    }
     made = set(PYTHON_TABLES) | models | macro_tables | {"qrepl_run_lock"}
     assert QREPL_TABLES == made

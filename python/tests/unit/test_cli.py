@@ -26,9 +26,11 @@ COMMANDS = list(every_command())
 
 def test_the_help_test_walks_every_command():
     assert len(COMMANDS) == 31  # qrepl, its 14 commands, and the 5 + 6 + 5 of publication, subscription, conflicts
-    for group, verbs in (("publication", {"create", "show", "describe", "set-policy", "range"}),
-                         ("subscription", {"add", "list", "drop", "set-mode", "reinit", "range"}),
-                         ("conflicts", {"list", "show", "log", "resolve", "remove"})):
+    for group, verbs in (
+        ("publication", {"create", "show", "describe", "set-policy", "range"}),
+        ("subscription", {"add", "list", "drop", "set-mode", "reinit", "range"}),
+        ("conflicts", {"list", "show", "log", "resolve", "remove"}),
+    ):
         assert {c[1] for c in COMMANDS if len(c) == 2 and c[0] == group} == verbs
 
 
@@ -42,19 +44,27 @@ def test_every_command_has_help_with_an_example(command):
 def test_help_imports_neither_pyspark_nor_dbt():
     """Every module imports at its top, but pyspark and dbt only inside the functions that use
     them: `qrepl --help` (of every command) starts no JVM and loads neither."""
-    code = ("import sys\n"
-            "from click.testing import CliRunner\n"
-            "from qrepl.cli import main\n"
-            f"for command in {COMMANDS!r}:\n"
-            "    assert CliRunner().invoke(main, command + ['--help']).exit_code == 0\n"
-            "print(sorted(m for m in ('pyspark', 'py4j', 'dbt') if m in sys.modules))\n")
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from qrepl.cli import main\n"
+        f"for command in {COMMANDS!r}:\n"
+        "    assert CliRunner().invoke(main, command + ['--help']).exit_code == 0\n"
+        "print(sorted(m for m in ('pyspark', 'py4j', 'dbt') if m in sys.modules))\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("flag, verb", [(["--show", "abc"], "show CONFLICT_ID"), (["--log", "f.jsonl"], "log FILE"),
-                                        (["--remove", "abc"], "remove CONFLICT_ID..."),
-                                        (["--resolve", "abc", "--keep", "publisher"], "resolve CONFLICT_ID --keep")])
+@pytest.mark.parametrize(
+    "flag, verb",
+    [
+        (["--show", "abc"], "show CONFLICT_ID"),
+        (["--log", "f.jsonl"], "log FILE"),
+        (["--remove", "abc"], "remove CONFLICT_ID..."),
+        (["--resolve", "abc", "--keep", "publisher"], "resolve CONFLICT_ID --keep"),
+    ],
+)
 def test_conflicts_old_flags_still_work_and_say_which_verb_replaces_them(flag, verb):
     """The old flag runs (here up to the schema check, before any JVM) after one line on stderr."""
     result = CliRunner().invoke(main, ["conflicts", *flag, "--schema", "x y"])
@@ -70,24 +80,36 @@ def test_conflicts_verbs_say_nothing_of_deprecation():
     assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "deprecated" not in result.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["conflicts", "--subscriber", "s", "list"], "give the options after the verb"),
-    (["conflicts", "resolve", "abc"], "Missing option '--keep'"),
-    (["conflicts", "remove"], "Missing argument 'CONFLICT_ID...'"),
-    (["conflicts", "--resolve", "abc"], "--resolve CONFLICT_ID and --keep subscriber|publisher go together"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["conflicts", "--subscriber", "s", "list"], "give the options after the verb"),
+        (["conflicts", "resolve", "abc"], "Missing option '--keep'"),
+        (["conflicts", "remove"], "Missing argument 'CONFLICT_ID...'"),
+        (["conflicts", "--resolve", "abc"], "--resolve CONFLICT_ID and --keep subscriber|publisher go together"),
+    ],
+)
 def test_conflicts_usage_errors(args, message):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and message in result.output
 
 
 def test_replay_reference_writes_the_contract_files(tmp_path):
-    result = CliRunner().invoke(main, ["replay", str(PROJECT_DIR / "scenarios" / "publisher_wins_basic.json"), "--out", str(tmp_path),
-                                       "--reference"])
+    result = CliRunner().invoke(
+        main,
+        ["replay", str(PROJECT_DIR / "scenarios" / "publisher_wins_basic.json"), "--out", str(tmp_path), "--reference"],
+    )
     assert result.exit_code == 0, result.output
     out = tmp_path / "publisher_wins_basic"
-    for name in ["conflicts", "compensating_commands", "transaction_outcomes", "subscriptions", "queue_rejects",
-                 "publisher/customers", "publisher/order_lines"]:
+    for name in [
+        "conflicts",
+        "compensating_commands",
+        "transaction_outcomes",
+        "subscriptions",
+        "queue_rejects",
+        "publisher/customers",
+        "publisher/order_lines",
+    ]:
         assert (out / f"{name}.jsonl").exists(), name
 
 
@@ -99,16 +121,33 @@ def test_bad_scenario_fails_with_one_line(tmp_path):
     assert result.output.strip().count("\n") == 0 and "unknown policy 'coin toss'" in result.output
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"publication": "sales; drop", "articles": []}, "invalid publication name"),
-    ({"publication": "p", "policy": "sub wins", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "interval"}}]},
-     "unsupported type"),
-    ({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "float"}}]},
-     "key column k must be of type"),
-    ({"publication": "p", "articles": [{"name": "a", "key": ["x"], "columns": {"k": "int"}}]}, "not among its columns"),
-    ({"publication": "p", "articles": [{"name": "a b", "key": ["k"], "columns": {"k": "int"}}]}, "invalid article name"),
-    ({"publication": "p", "conflict_retention_days": -1, "articles": []}, "conflict_retention_days"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"publication": "sales; drop", "articles": []}, "invalid publication name"),
+        (
+            {
+                "publication": "p",
+                "policy": "sub wins",
+                "articles": [{"name": "a", "key": ["k"], "columns": {"k": "interval"}}],
+            },
+            "unsupported type",
+        ),
+        (
+            {"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "float"}}]},
+            "key column k must be of type",
+        ),
+        (
+            {"publication": "p", "articles": [{"name": "a", "key": ["x"], "columns": {"k": "int"}}]},
+            "not among its columns",
+        ),
+        (
+            {"publication": "p", "articles": [{"name": "a b", "key": ["k"], "columns": {"k": "int"}}]},
+            "invalid article name",
+        ),
+        ({"publication": "p", "conflict_retention_days": -1, "articles": []}, "conflict_retention_days"),
+    ],
+)
 def test_bad_publication_config_is_rejected(config, message):
     with pytest.raises(ConfigError, match=message):
         publication_from_dict(config)

@@ -10,13 +10,16 @@ from qrepl.cli import main
 from qrepl.cli.app import group_options_first as _group_options_first
 
 
-@pytest.mark.parametrize("args, env", [
-    (["--schema", "x y", "status"], {}),
-    (["status", "--schema", "x y"], {}),
-    (["subscription", "list", "--schema=x y"], {}),
-    (["status"], {"QREPL_SCHEMA": "x y"}),
-    (["dbt", "build", "--schema", "x y"], {}),
-])
+@pytest.mark.parametrize(
+    "args, env",
+    [
+        (["--schema", "x y", "status"], {}),
+        (["status", "--schema", "x y"], {}),
+        (["subscription", "list", "--schema=x y"], {}),
+        (["status"], {"QREPL_SCHEMA": "x y"}),
+        (["dbt", "build", "--schema", "x y"], {}),
+    ],
+)
 def test_schema_from_option_anywhere_or_env_is_validated_once(args, env):
     result = CliRunner().invoke(main, args, env=env)
     assert result.exit_code == 1
@@ -39,8 +42,16 @@ def test_the_one_line_error_points_at_debug():
 
 def test_only_schema_moves_in_front():
     """dbt's own flags (`--debug` too) and anything after `--` stay with the command."""
-    assert _group_options_first(["dbt", "run", "--debug", "--schema", "s", "--", "--schema", "t"]) == \
-        ["--schema", "s", "dbt", "run", "--debug", "--", "--schema", "t"]
+    assert _group_options_first(["dbt", "run", "--debug", "--schema", "s", "--", "--schema", "t"]) == [
+        "--schema",
+        "s",
+        "dbt",
+        "run",
+        "--debug",
+        "--",
+        "--schema",
+        "t",
+    ]
     assert _group_options_first(["conflicts", "--schema=s", "--json"]) == ["--schema=s", "conflicts", "--json"]
 
 

@@ -8,8 +8,7 @@ from qrepl.storage.replica import retry_on_commit_conflict
 
 # The texts Iceberg gives (wrapped by py4j) when a concurrent writer committed first.
 LOST_TO_A_CONCURRENT_COMMIT = [
-    "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can contain records "
-    "matching true",
+    "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can contain records matching true",
     "org.apache.iceberg.exceptions.CommitFailedException: Cannot commit: stale table metadata",
     "java.lang.IllegalStateException: Runtime file filtering is not possible: the table has been concurrently "
     "modified. Row-level operation scan snapshot ID: 1, current table snapshot ID: 2.",
@@ -24,6 +23,7 @@ def flaky(first_error: str, failures: int = 1):
         if len(calls) <= failures:
             raise RuntimeError(first_error)
         return "written"
+
     return write, calls
 
 

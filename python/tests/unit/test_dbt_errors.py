@@ -33,6 +33,9 @@ def test_an_error_that_ends_in_words_keeps_its_last_line():
 
 def test_a_lost_commit_is_known_and_other_failures_are_not():
     assert lost_to_a_concurrent_commit(RuntimeError(LOST))
-    assert lost_to_a_concurrent_commit(RuntimeError("org.apache.iceberg.exceptions.CommitFailedException: "
-                                                    "Cannot commit customers: metadata location changed"))
+    assert lost_to_a_concurrent_commit(
+        RuntimeError(
+            "org.apache.iceberg.exceptions.CommitFailedException: Cannot commit customers: metadata location changed"
+        )
+    )
     assert not lost_to_a_concurrent_commit(RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] The table cannot be found"))

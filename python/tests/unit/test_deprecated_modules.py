@@ -28,8 +28,9 @@ publication set_policy list_subscriptions drop_subscription unlock transaction_o
 list_conflicts write_conflict_viewer resolve_conflict remove_conflicts status""".split()
 
 
-@pytest.mark.parametrize("module, names", [(model, MODEL_NAMES), (service, SERVICE_NAMES)],
-                         ids=["core.model", "services.service"])
+@pytest.mark.parametrize(
+    "module, names", [(model, MODEL_NAMES), (service, SERVICE_NAMES)], ids=["core.model", "services.service"]
+)
 def test_a_split_module_still_offers_every_name_it_held(module, names):
     assert sorted(module.__all__) == sorted(names)
     for name in names:

@@ -11,12 +11,29 @@ from decimal import Decimal
 import pytest
 
 from exact_values_catalogue import (
-    ALL_BYTES, ARTICLES, BATCH_TIME, DECIMAL_CASES, KEY_STRINGS, LONG38, MAX38, MOMENT_CASES, NEAR_FLOAT, PUBLICATION,
-    TYPED_CASES, expected_decimal, queue_rows,
+    ALL_BYTES,
+    ARTICLES,
+    BATCH_TIME,
+    DECIMAL_CASES,
+    KEY_STRINGS,
+    LONG38,
+    MAX38,
+    MOMENT_CASES,
+    NEAR_FLOAT,
+    PUBLICATION,
+    TYPED_CASES,
+    expected_decimal,
+    queue_rows,
 )
 from qrepl.services.enqueue import _queue_row, check_record, read_records
 from qrepl.core.model import (
-    Article, canonical_key, coerce_json_value, decimal_value, normalize_row, publication_from_dict, value_refusal,
+    Article,
+    canonical_key,
+    coerce_json_value,
+    decimal_value,
+    normalize_row,
+    publication_from_dict,
+    value_refusal,
 )
 from qrepl.core.reference import ReferenceReader
 
@@ -76,7 +93,8 @@ def test_decimal_38_digits_exact_through_enqueue_checks(tmp_path):
     path.write_text(
         f'{{"tran_id":"a","article":"amounts","op":"I","row":{{"amount_id":1,"d18":{NEAR_FLOAT},"d38":{MAX38},"d12":1.50}}}}\n'
         f'{{"tran_id":"b","article":"amounts","op":"I","row":{{"amount_id":2,"d18":0,"d38":"{LONG38}","d12":0}}}}\n'
-        '{"tran_id":"c","article":"amounts","op":"I","row":{"amount_id":3,"d18":1.005,"d38":0,"d12":0}}\n')
+        '{"tran_id":"c","article":"amounts","op":"I","row":{"amount_id":3,"d18":1.005,"d38":0,"d12":0}}\n'
+    )
     records = list(read_records(path))
     assert [check_record(pub, r) for _, r, _ in records[:2]] == [None, None]
     refusal = check_record(pub, records[2][1])
@@ -139,20 +157,32 @@ def test_string_column_reads_exact_json_numbers_as_before():
 
 
 # The IEEE 754 single-precision value of each float text of TYPED_CASES (nearest, ties to even).
-FLOAT32 = {"1.1": 1.100000023841858, "-0.0": -0.0, "0": 0.0, "16777217": 16777216.0,
-           "1.00000017881393432617187499": 1.0000001192092896, "3.4028235e38": 3.4028234663852886e+38, "1e-46": 0.0}
+FLOAT32 = {
+    "1.1": 1.100000023841858,
+    "-0.0": -0.0,
+    "0": 0.0,
+    "16777217": 16777216.0,
+    "1.00000017881393432617187499": 1.0000001192092896,
+    "3.4028235e38": 3.4028234663852886e38,
+    "1e-46": 0.0,
+}
 
 
 @pytest.mark.parametrize("case", TYPED_CASES, ids=[c[0] for c in TYPED_CASES])
 def test_tinyint_smallint_float_date_decimal_boolean_as_key_and_value_on_reference(reader, case):
     name, k_tiny, k_small, k_date, k_dec, k_bool, t, sm, f, reason = case
     rejected = [r["reason"] for r in reader.queue_rejects if r["tran_id"] == f"typed_{name}"]
-    held = [r for r in reader.publisher["typed"].values() if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small)]
+    held = [
+        r for r in reader.publisher["typed"].values() if r["k_tiny"] == int(k_tiny) and r["k_small"] == int(k_small)
+    ]
     if reason is None:
         assert rejected == [] and len(held) == 1
         row = held[0]
         assert (row["k_date"], Decimal(row["k_dec"]), row["k_bool"]) == (
-            json.loads(k_date), Decimal(k_dec), json.loads(k_bool))
+            json.loads(k_date),
+            Decimal(k_dec),
+            json.loads(k_bool),
+        )
         assert (row["t"], row["sm"]) == (int(t), int(sm))
         assert row["f"] == FLOAT32[f]
     else:
@@ -163,32 +193,48 @@ def test_float_reads_text_straight_to_the_nearest_float():
     """1.00000017881393432617187499 lies just below the midpoint of two floats: Spark (Jackson)
     reads it to the lower one; through the nearest double (the midpoint) it would round up."""
     from qrepl.core.model import float32
+
     assert float32(Decimal("1.00000017881393432617187499")) == 1.0000001192092896
     assert float32(Decimal("1.000000178813934326171875")) == 1.0000002384185791  # the midpoint: ties to even
     assert float32(Decimal("3.5e38")) == float("inf") and float32(Decimal("1e-46")) == 0.0
     assert float32(Decimal("1e999999999")) == float("inf") and float32(Decimal("-1e400")) == float("-inf")
-    assert float32(Decimal(2**128 - 2**103 - 1)) == 3.4028234663852886e+38
+    assert float32(Decimal(2**128 - 2**103 - 1)) == 3.4028234663852886e38
 
 
-@pytest.mark.parametrize("type_name, value, fits", [
-    ("tinyint", 127, True), ("tinyint", 128, False), ("tinyint", -129, False), ("smallint", -32768, True),
-    ("smallint", 32768, False), ("float", Decimal("3.5e38"), False), ("float", Decimal("1.5"), True),
-    ("float", "1.5", False), ("date", "2026-02-30", False), ("date", "2026-01-01\n", False), ("date", "2024-02-29", True),
-])
+@pytest.mark.parametrize(
+    "type_name, value, fits",
+    [
+        ("tinyint", 127, True),
+        ("tinyint", 128, False),
+        ("tinyint", -129, False),
+        ("smallint", -32768, True),
+        ("smallint", 32768, False),
+        ("float", Decimal("3.5e38"), False),
+        ("float", Decimal("1.5"), True),
+        ("float", "1.5", False),
+        ("date", "2026-02-30", False),
+        ("date", "2026-01-01\n", False),
+        ("date", "2024-02-29", True),
+    ],
+)
 def test_new_types_out_of_range_values_do_not_fit(type_name, value, fits):
     from qrepl.core.model import queued_value_ok
+
     assert queued_value_ok(value, type_name) is fits
 
 
 def test_float_double_and_binary_keys_are_refused():
     for typ in ("float", "double", "binary"):
         with pytest.raises(Exception, match="key column k must be of type"):
-            publication_from_dict({"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": typ}}]})
+            publication_from_dict(
+                {"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": typ}}]}
+            )
 
 
 def test_date_key_given_as_a_date_object_has_its_canonical_key():
     """A Parquet file (or the capture API) hands a date key over as a date, not as text."""
     from datetime import date
+
     typed = ARTICLES["typed"]
     row = {"k_tiny": 1, "k_small": 2, "k_date": date(2026, 1, 1), "k_dec": Decimal("1.5"), "k_bool": True}
     assert canonical_key(typed, row) == '{"k_tiny":1,"k_small":2,"k_date":"2026-01-01","k_dec":1.500,"k_bool":true}'
@@ -219,6 +265,7 @@ def test_timestamp_text_is_the_instant_in_utc_with_microseconds():
     from datetime import datetime, timedelta, timezone
 
     from qrepl.core.model import timestamp_value, typed_row
+
     assert coerce_json_value("2026-01-01 12:00:00.5+05:30", "timestamp") == "2026-01-01T06:30:00.500000Z"
     assert coerce_json_value("2026-01-01T00:00:00-00:00", "timestamp") == "2026-01-01T00:00:00.000000Z"
     assert coerce_json_value("2026-01-01T12:00:00.1234567Z", "timestamp") is None  # refused, not truncated
@@ -231,11 +278,21 @@ def test_timestamp_text_is_the_instant_in_utc_with_microseconds():
     assert coerce_json_value(aware, "timestamp") == "2026-01-01T15:00:00.000001Z"
     assert coerce_json_value(datetime(1, 1, 1), "timestamp") == "0001-01-01T00:00:00.000000Z"
     assert coerce_json_value(aware, "timestamp_ntz") is None
-    assert coerce_json_value(datetime(9999, 12, 31, 23, 59, 59, 999999), "timestamp_ntz") == "9999-12-31T23:59:59.999999"
+    assert (
+        coerce_json_value(datetime(9999, 12, 31, 23, 59, 59, 999999), "timestamp_ntz") == "9999-12-31T23:59:59.999999"
+    )
     assert timestamp_value(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))), "timestamp") is None  # year 0 in UTC
     moments = ARTICLES["moments"]
-    typed = typed_row(moments, {"k_ts": "2026-01-01T01:00:00+01:00", "k_ntz": "2026-01-01T00:00:00", "ts": None,
-                                "ntz": None, "bin": ALL_BYTES})
+    typed = typed_row(
+        moments,
+        {
+            "k_ts": "2026-01-01T01:00:00+01:00",
+            "k_ntz": "2026-01-01T00:00:00",
+            "ts": None,
+            "ntz": None,
+            "bin": ALL_BYTES,
+        },
+    )
     assert typed["k_ts"] == datetime(2026, 1, 1, tzinfo=timezone.utc) and typed["k_ts"].tzinfo is timezone.utc
     assert typed["k_ntz"] == datetime(2026, 1, 1) and typed["bin"] == bytes(range(256))
 
@@ -250,11 +307,13 @@ def test_binary_is_padded_standard_base64():
 
 def test_timestamp_keys_canonical_and_binary_refused_by_capture():
     from datetime import datetime, timezone
+
     moments = ARTICLES["moments"]
     key = {"k_ts": datetime(2026, 1, 1, 12, tzinfo=timezone.utc), "k_ntz": datetime(2026, 1, 1, 12, 0, 0, 5)}
     assert canonical_key(moments, key) == '{"k_ts":"2026-01-01T12:00:00.000000Z","k_ntz":"2026-01-01T12:00:00.000005"}'
     assert value_refusal(moments, {**key, "ts": "2026-01-01T00:00:00", "ntz": None, "bin": b""}).startswith(
-        "moments.ts: '2026-01-01T00:00:00' does not fit timestamp (an instant: ISO-8601 with Z or an offset")
+        "moments.ts: '2026-01-01T00:00:00' does not fit timestamp (an instant: ISO-8601 with Z or an offset"
+    )
     assert "does not fit binary" in value_refusal(moments, {**key, "bin": "AP8"})
     assert value_refusal(moments, {**key, "ts": datetime(2026, 1, 1), "bin": bytearray(b"x")}) is None
     image = normalize_row(moments, {**key, "ts": None, "ntz": None, "bin": b"\x00\xff"})
@@ -272,27 +331,47 @@ def test_timestamp_and_binary_through_enqueue_checks(tmp_path):
         '{"tran_id":"b","article":"moments","op":"I","row":{"k_ts":"2026-01-01T00:00:00.1234567Z",'
         '"k_ntz":"2026-01-01T00:00:00","ts":null,"ntz":null,"bin":""}}\n'
         '{"tran_id":"c","article":"moments","op":"I","row":{"k_ts":"2026-01-01T00:00:00Z",'
-        '"k_ntz":"2026-01-01T00:00:00","ts":"2026-01-01T00:00:00","ntz":null,"bin":"AP8"}}\n')
+        '"k_ntz":"2026-01-01T00:00:00","ts":"2026-01-01T00:00:00","ntz":null,"bin":"AP8"}}\n'
+    )
     records = list(read_records(path))
     assert check_record(pub, records[0][1]) is None
     assert check_record(pub, records[1][1]).startswith(
-        "key column k_ts (timestamp) does not fit: '2026-01-01T00:00:00.1234567Z' (an instant: ISO-8601 with Z")
+        "key column k_ts (timestamp) does not fit: '2026-01-01T00:00:00.1234567Z' (an instant: ISO-8601 with Z"
+    )
     assert check_record(pub, records[2][1]).startswith(
-        "wrong value type for ts (timestamp: 2026-01-01T00:00:00), bin (binary: AP8)")
+        "wrong value type for ts (timestamp: 2026-01-01T00:00:00), bin (binary: AP8)"
+    )
     row = _queue_row(pub, "s1", 0, "a", 1, 1, records[0][1], None)
     assert row["row_key"] == '{"k_ts":"2026-01-01T00:00:00.000001Z","k_ntz":"2026-01-01T00:00:00.000000"}'
-    assert json.loads(row["new_row"]) == {"k_ts": "2026-01-01T00:00:00.000001Z", "k_ntz": "2026-01-01T00:00:00.000000",
-                                          "ts": None, "ntz": "0001-01-01T00:00:00.000000", "bin": "AP8="}
+    assert json.loads(row["new_row"]) == {
+        "k_ts": "2026-01-01T00:00:00.000001Z",
+        "k_ntz": "2026-01-01T00:00:00.000000",
+        "ts": None,
+        "ntz": "0001-01-01T00:00:00.000000",
+        "bin": "AP8=",
+    }
 
 
-NON_FINITE = {"publication": "p", "articles": [
-    {"name": "prices", "key": ["price_id"], "columns": {"price_id": "int", "price": "double", "ratio": "float"}}]}
+NON_FINITE = {
+    "publication": "p",
+    "articles": [
+        {"name": "prices", "key": ["price_id"], "columns": {"price_id": "int", "price": "double", "ratio": "float"}}
+    ],
+}
 
 
-@pytest.mark.parametrize("column, value", [
-    ("price", float("nan")), ("price", float("inf")), ("price", float("-inf")), ("price", "NaN"),
-    ("ratio", float("nan")), ("ratio", "-Infinity"), ("ratio", Decimal("3.5e38")),
-])
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("price", float("nan")),
+        ("price", float("inf")),
+        ("price", float("-inf")),
+        ("price", "NaN"),
+        ("ratio", float("nan")),
+        ("ratio", "-Infinity"),
+        ("ratio", Decimal("3.5e38")),
+    ],
+)
 def test_capture_refuses_nan_and_infinity_in_one_line(column, value):
     # issue 57 case 8: a value the caller gives must be finite (docs/spec.md §3)
     prices = publication_from_dict(NON_FINITE).articles[0]
@@ -306,10 +385,16 @@ def test_enqueue_refuses_nan_and_infinity_from_a_file(tmp_path):
     # reads for a value the publisher holds: a record is the caller's input, refused either way
     pub = publication_from_dict(NON_FINITE)
     path = tmp_path / "changes.jsonl"
-    rows = ['{"price_id":1,"price":NaN,"ratio":0.5}', '{"price_id":2,"price":1.5,"ratio":-Infinity}',
-            '{"price_id":3,"price":"Infinity","ratio":0.5}', '{"price_id":4,"price":1.5,"ratio":1e39}',
-            '{"price_id":5,"price":1.5,"ratio":0.5}']
-    path.write_text("".join(f'{{"tran_id":"t{i}","article":"prices","op":"I","row":{r}}}\n' for i, r in enumerate(rows)))
+    rows = [
+        '{"price_id":1,"price":NaN,"ratio":0.5}',
+        '{"price_id":2,"price":1.5,"ratio":-Infinity}',
+        '{"price_id":3,"price":"Infinity","ratio":0.5}',
+        '{"price_id":4,"price":1.5,"ratio":1e39}',
+        '{"price_id":5,"price":1.5,"ratio":0.5}',
+    ]
+    path.write_text(
+        "".join(f'{{"tran_id":"t{i}","article":"prices","op":"I","row":{r}}}\n' for i, r in enumerate(rows))
+    )
     refusals = [check_record(pub, r) for _, r, _ in read_records(path)]
     assert refusals[-1] is None
     for refusal, column in zip(refusals[:-1], ["price", "ratio", "price", "ratio"]):

@@ -20,8 +20,14 @@ from qrepl.core.reference import ReferenceReader
 from scenario_builder import v
 
 AT = datetime(2026, 3, 29, 0, 30, 0, 1)
-ORDERS = {"name": "orders", "key": ["order_id"], "identity": "order_id", "identity_range": 3, "stamped": "placed_at",
-          "columns": {"order_id": "bigint", "item": "string", "placed_at": "timestamp"}}
+ORDERS = {
+    "name": "orders",
+    "key": ["order_id"],
+    "identity": "order_id",
+    "identity_range": 3,
+    "stamped": "placed_at",
+    "columns": {"order_id": "bigint", "item": "string", "placed_at": "timestamp"},
+}
 
 
 def reader(**changes) -> ReferenceReader:
@@ -32,19 +38,27 @@ def reader(**changes) -> ReferenceReader:
 
 
 def insert(item: str, order_id: int | None = None) -> dict:
-    return {"article": "orders", "op": "I", "row_key": None if order_id is None else f'{{"order_id":{order_id}}}',
-            "old_version": None, "new_version": v(),
-            "new_row": dumps({"order_id": order_id, "item": item, "placed_at": None})}
+    return {
+        "article": "orders",
+        "op": "I",
+        "row_key": None if order_id is None else f'{{"order_id":{order_id}}}',
+        "old_version": None,
+        "new_version": v(),
+        "new_row": dumps({"order_id": order_id, "item": item, "placed_at": None}),
+    }
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"identity": "item"}, "identity column item must be bigint, not string"),
-    ({"identity": "nope"}, "identity column 'nope' is not among its columns"),
-    ({"identity_range": 0}, "identity_range must be a whole number from 1"),
-    ({"identity": None, "identity_range": 5}, "identity_range needs an identity column"),
-    ({"stamped": "item"}, "stamped column item must be timestamp, not string"),
-    ({"stamped": "order_id"}, "stamped column order_id must be timestamp"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"identity": "item"}, "identity column item must be bigint, not string"),
+        ({"identity": "nope"}, "identity column 'nope' is not among its columns"),
+        ({"identity_range": 0}, "identity_range must be a whole number from 1"),
+        ({"identity": None, "identity_range": 5}, "identity_range needs an identity column"),
+        ({"stamped": "item"}, "stamped column item must be timestamp, not string"),
+        ({"stamped": "order_id"}, "stamped column order_id must be timestamp"),
+    ],
+)
 def test_generated_columns_are_validated_with_one_line(change, message):
     with pytest.raises(ConfigError, match=message):
         publication_from_dict({"publication": "sales", "articles": [{**ORDERS, **change}]})
@@ -92,9 +106,14 @@ def test_an_immediate_update_is_stamped_again():
     r.immediate_commit("imm", "t1", [insert("pen")], AT)
     version = r.publisher["orders"]['{"order_id":1}']["msrepl_tran_version"]
     later = datetime(2026, 3, 30, 8)
-    update = {"article": "orders", "op": "U", "row_key": '{"order_id":1}', "old_version": version,
-              "new_version": v(), "new_row": dumps({"order_id": 1, "item": "quill",
-                                                   "placed_at": "2026-01-01T00:00:00Z"})}
+    update = {
+        "article": "orders",
+        "op": "U",
+        "row_key": '{"order_id":1}',
+        "old_version": version,
+        "new_version": v(),
+        "new_row": dumps({"order_id": 1, "item": "quill", "placed_at": "2026-01-01T00:00:00Z"}),
+    }
     r.immediate_commit("imm", "t2", [update], later)
     assert r.publisher["orders"]['{"order_id":1}']["placed_at"] == "2026-03-30T08:00:00.000000Z"
 
@@ -103,8 +122,11 @@ def test_a_used_up_publisher_range_is_refused_with_what_to_do():
     r = reader()
     r.immediate_commit("imm", "t1", [insert("a"), insert("b"), insert("c")], AT)
     before = dict(r.publisher["orders"])
-    with pytest.raises(ConfigError, match=r"the publisher has used its identity range 1\.\.3 of orders\.order_id: "
-                                          r"run `qrepl publication range --article orders`"):
+    with pytest.raises(
+        ConfigError,
+        match=r"the publisher has used its identity range 1\.\.3 of orders\.order_id: "
+        r"run `qrepl publication range --article orders`",
+    ):
         r.immediate_commit("imm", "t2", [insert("d")], AT)
     assert r.publisher["orders"] == before
     assert r.assign_range(PUBLISHER_RANGE_OWNER, "orders") == (10, 12)  # above every subscriber's range
@@ -116,8 +138,11 @@ def test_a_queued_subscriber_takes_values_from_its_own_range_until_it_runs_out()
     r = reader()
     assert r.capture_identity("north", "orders", []) == 7
     assert r.capture_identity("north", "orders", [1, 2, 7]) == 8  # values of other ranges do not count
-    with pytest.raises(ConfigError, match=r"subscriber north has used its identity range 7\.\.9 of orders\.order_id: "
-                                          r"run `qrepl subscription range north --article orders`"):
+    with pytest.raises(
+        ConfigError,
+        match=r"subscriber north has used its identity range 7\.\.9 of orders\.order_id: "
+        r"run `qrepl subscription range north --article orders`",
+    ):
         r.capture_identity("north", "orders", [7, 8, 9])
     assert r.assign_range("north", "orders") == (10, 12)
     assert r.capture_identity("north", "orders", [7, 8, 9]) == 10

@@ -74,13 +74,20 @@ def test_versions_and_op_are_read_case_insensitively(reader):
 def test_new_version_used_in_an_earlier_batch_is_reused():
     reader = hostile_batch()
     used = reader.publisher["customers"]['{"customer_id":10}']["msrepl_tran_version"]
-    reader.queue.append({**[r for r in queue_rows() if r["tran_id"] == "g_insert"][0],
-                         "tran_id": "again", "row_key": '{"customer_id":12}',
-                         "new_row": '{"customer_id":12,"name":"a","city":null,"credit_limit":null,'
-                                    '"since":null,"active":null,"score":null}', "new_version": used})
+    reader.queue.append(
+        {
+            **[r for r in queue_rows() if r["tran_id"] == "g_insert"][0],
+            "tran_id": "again",
+            "row_key": '{"customer_id":12}',
+            "new_row": '{"customer_id":12,"name":"a","city":null,"credit_limit":null,'
+            '"since":null,"active":null,"score":null}',
+            "new_version": used,
+        }
+    )
     reader.run(BATCH_TIME)
     assert [(r["tran_id"], r["reason"]) for r in reader.queue_rejects if r["batch_id"] == 2] == [
-        ("again", "reused new_version")]
+        ("again", "reused new_version")
+    ]
 
 
 @pytest.mark.parametrize("column", ["row", "change_op", "msrepl_tran_version", "batch_id", "Row_Key"])
@@ -90,8 +97,9 @@ def test_publication_refuses_a_column_named_like_the_readers_own(column):
     from qrepl.core.model import ConfigError
 
     with pytest.raises(ConfigError) as err:
-        publication_from_dict({"publication": "p", "articles": [
-            {"name": "a", "key": ["id"], "columns": {"id": "int", column: "string"}}]})
+        publication_from_dict(
+            {"publication": "p", "articles": [{"name": "a", "key": ["id"], "columns": {"id": "int", column: "string"}}]}
+        )
     assert len(str(err.value).splitlines()) == 1
     assert column in str(err.value)
 
@@ -106,4 +114,6 @@ def test_a_publisher_row_holding_nan_does_not_block_changes_to_it(reader):
     assert outcomes["g_publisher_nan_carried"] == outcomes["g_non_finite"] == "applied"
     customers = reader.publisher["customers"]
     assert customers['{"customer_id":5}']["city"] == "moved" and math.isnan(customers['{"customer_id":5}']["score"])
-    assert customers['{"customer_id":17}']["score"] == math.inf and customers['{"customer_id":18}']["score"] == -math.inf
+    assert (
+        customers['{"customer_id":17}']["score"] == math.inf and customers['{"customer_id":18}']["score"] == -math.inf
+    )

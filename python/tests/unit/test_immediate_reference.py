@@ -29,16 +29,28 @@ def reader(mode: str = "immediate") -> ReferenceReader:
 
 
 def cmd(op: str, cid: int, city: str | None, old: str | None, new: str | None) -> dict:
-    return {"article": "customers", "op": op, "row_key": f'{{"customer_id":{cid}}}', "old_version": old,
-            "new_version": new, "new_row": dumps(row(cid, city)) if city is not None else None}
+    return {
+        "article": "customers",
+        "op": op,
+        "row_key": f'{{"customer_id":{cid}}}',
+        "old_version": old,
+        "new_version": new,
+        "new_row": dumps(row(cid, city)) if city is not None else None,
+    }
 
 
 def test_sql_server_spellings_are_normalized():
-    assert [normalize_update_mode(m) for m in ("queued tran", "sync tran", "failover", "Queued Failover",
-                                                 "read only", "read_only", "immediate")] == \
-        ["queued", "immediate", "failover", "queued_failover", "read_only", "read_only", "immediate"]
-    assert [initial_current_mode(m) for m in ("queued", "immediate", "failover", "queued_failover", "read_only")] \
-        == ["queued", "immediate", "immediate", "queued", "read_only"]
+    assert [
+        normalize_update_mode(m)
+        for m in ("queued tran", "sync tran", "failover", "Queued Failover", "read only", "read_only", "immediate")
+    ] == ["queued", "immediate", "failover", "queued_failover", "read_only", "read_only", "immediate"]
+    assert [initial_current_mode(m) for m in ("queued", "immediate", "failover", "queued_failover", "read_only")] == [
+        "queued",
+        "immediate",
+        "immediate",
+        "queued",
+        "read_only",
+    ]
     with pytest.raises(ConfigError, match="unknown update mode 'merge'"):
         normalize_update_mode("merge")
 
@@ -49,8 +61,12 @@ def test_immediate_commit_applies_every_row_when_all_versions_match():
     r.put_row("customers", row(1, "a", v1))
     r.put_row("customers", row(2, "b", v2))
     n1, n3 = v(), v()
-    assert r.immediate_commit("s1", "t1", [cmd("U", 1, "x", v1, n1), cmd("D", 2, None, v2, None),
-                                            cmd("I", 3, "c", None, n3)], AT) == "applied"
+    assert (
+        r.immediate_commit(
+            "s1", "t1", [cmd("U", 1, "x", v1, n1), cmd("D", 2, None, v2, None), cmd("I", 3, "c", None, n3)], AT
+        )
+        == "applied"
+    )
     assert r.publisher["customers"] == {'{"customer_id":1}': row(1, "x", n1), '{"customer_id":3}': row(3, "c", n3)}
     assert r.immediate_rejections == [] and r.immediate_outcomes[0]["outcome"] == "applied"
 
@@ -68,16 +84,19 @@ def test_a_conflict_on_one_row_rejects_the_whole_transaction():
     [conflict] = err.value.rows
     assert (conflict["row_key"], conflict["conflict_type"]) == ('{"customer_id":2}', "update_update")
     assert conflict["publisher_row"] == row(2, "b", v2) and conflict["subscriber_row"]["city"] == "y"
-    assert "update_update (code 1) on customers {\"customer_id\":2}" in str(err.value)
+    assert 'update_update (code 1) on customers {"customer_id":2}' in str(err.value)
     assert r.immediate_rejections == err.value.rows and r.immediate_outcomes[0]["outcome"] == "rejected"
 
 
-@pytest.mark.parametrize("command, has_row, conflict_type", [
-    (lambda v0: cmd("U", 1, "x", v0, v()), False, "update_missing"),
-    (lambda v0: cmd("D", 1, None, v(), None), True, "delete_update"),
-    (lambda v0: cmd("D", 1, None, v0, None), False, "delete_missing"),
-    (lambda v0: cmd("I", 1, "x", None, v()), True, "insert_exists"),
-])
+@pytest.mark.parametrize(
+    "command, has_row, conflict_type",
+    [
+        (lambda v0: cmd("U", 1, "x", v0, v()), False, "update_missing"),
+        (lambda v0: cmd("D", 1, None, v(), None), True, "delete_update"),
+        (lambda v0: cmd("D", 1, None, v0, None), False, "delete_missing"),
+        (lambda v0: cmd("I", 1, "x", None, v()), True, "insert_exists"),
+    ],
+)
 def test_conflict_types_are_those_of_the_conflict_log(command, has_row, conflict_type):
     r = reader()
     v0 = v()
@@ -105,8 +124,18 @@ def test_failover_switch_rules():
     r.set_mode("s1", "queued")  # to queued: always allowed
     with pytest.raises(ConfigError, match="has not run since subscriber s1 was initialized"):
         r.set_mode("s1", "immediate")
-    r.queue.append({"subscriber": "s1", "generation": 0, "tran_id": "q1", "tran_seq": 1, "command_seq": 1,
-                    **cmd("I", 1, "x", None, v()), "old_row": None, "enqueued_at": AT})
+    r.queue.append(
+        {
+            "subscriber": "s1",
+            "generation": 0,
+            "tran_id": "q1",
+            "tran_seq": 1,
+            "command_seq": 1,
+            **cmd("I", 1, "x", None, v()),
+            "old_row": None,
+            "enqueued_at": AT,
+        }
+    )
     with pytest.raises(ConfigError, match="still has 1 queued command"):
         r.set_mode("s1", "immediate")
     r.run(AT)

@@ -31,7 +31,7 @@ def imported_modules(path: Path, root: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 if node.level - 1 > len(package):
                     continue
             elif (node.module or "").split(".")[0] == "qrepl":
@@ -67,7 +67,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -82,6 +82,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
     """Every import that goes to a higher layer, as 'a -> b'; a module outside the layers is one too."""
+
     def rank(module: str) -> int:
         layer = module.split(".")[0]
         return LAYERS.index(layer) if layer in LAYERS else -1
@@ -135,8 +136,14 @@ def test_the_pure_core_needs_no_spark():
     assert {p.stem for p in core} >= {"model", "reference"}
     for path in core:
         tree = ast.parse(path.read_text())
-        roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                 for alias in node.names}
-        roots |= {node.module.split(".")[0] for node in ast.walk(tree)
-                  if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module}
-        assert not roots & {"pyspark", "py4j", "dbt"}, f"{path.name} imports {sorted(roots & {'pyspark', 'py4j', 'dbt'})}"
+        roots = {
+            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        }
+        roots |= {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+        }
+        assert not roots & {"pyspark", "py4j", "dbt"}, (
+            f"{path.name} imports {sorted(roots & {'pyspark', 'py4j', 'dbt'})}"
+        )

@@ -28,8 +28,12 @@ def test_default_is_the_embedded_derby_metastore_in_the_state_dir(monkeypatch, t
 
 
 def test_postgresql_url_becomes_jdbc_settings_and_driver_class_path(monkeypatch, tmp_path):
-    conf = conf_with(monkeypatch, tmp_path, QREPL_METASTORE="postgresql://meta:p%40ss@127.0.0.1:5433/qrepl_metastore",
-                     QREPL_WAREHOUSE=str(tmp_path / "shared"))
+    conf = conf_with(
+        monkeypatch,
+        tmp_path,
+        QREPL_METASTORE="postgresql://meta:p%40ss@127.0.0.1:5433/qrepl_metastore",
+        QREPL_WAREHOUSE=str(tmp_path / "shared"),
+    )
     assert conf["spark.hadoop.javax.jdo.option.ConnectionURL"] == "jdbc:postgresql://127.0.0.1:5433/qrepl_metastore"
     assert conf["spark.hadoop.javax.jdo.option.ConnectionDriverName"] == "org.postgresql.Driver"
     assert conf["spark.hadoop.javax.jdo.option.ConnectionUserName"] == "meta"
@@ -81,17 +85,23 @@ def test_secret_files_are_owner_only_from_creation_and_never_reused(tmp_path):
 def test_secrets_stay_off_the_builder_and_the_cluster_secret_comes_from_its_file(monkeypatch, tmp_path):
     secret = tmp_path / "spark-secret"
     spark.write_private_file(secret, "s3cr3t\n")
-    conf = conf_with(monkeypatch, tmp_path, QREPL_METASTORE="postgresql://meta:pw@127.0.0.1:5433/qrepl_metastore",
-                     QREPL_SPARK_SECRET_FILE=str(secret))
+    conf = conf_with(
+        monkeypatch,
+        tmp_path,
+        QREPL_METASTORE="postgresql://meta:pw@127.0.0.1:5433/qrepl_metastore",
+        QREPL_SPARK_SECRET_FILE=str(secret),
+    )
     assert conf["spark.authenticate"] == "true" and conf["spark.authenticate.secret"] == "s3cr3t"
     assert conf["spark.hadoop.fs.permissions.umask-mode"] == "077"
     on_argv = {k for k, v in conf.items() if not spark.is_secret_setting(k, v)}
     assert "spark.authenticate.secret" not in on_argv
     assert "spark.hadoop.javax.jdo.option.ConnectionPassword" not in on_argv
-    assert not spark.is_secret_setting("spark.hadoop.javax.jdo.option.ConnectionURL",
-                                       conf["spark.hadoop.javax.jdo.option.ConnectionURL"])
-    assert spark.is_secret_setting("spark.hadoop.javax.jdo.option.ConnectionURL",
-                                   "jdbc:postgresql://h/db?user=u&password=x")
+    assert not spark.is_secret_setting(
+        "spark.hadoop.javax.jdo.option.ConnectionURL", conf["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    )
+    assert spark.is_secret_setting(
+        "spark.hadoop.javax.jdo.option.ConnectionURL", "jdbc:postgresql://h/db?user=u&password=x"
+    )
 
 
 def test_spark_defaults_conf_is_owner_only(monkeypatch, tmp_path):

@@ -37,8 +37,9 @@ def test_declared_ranges_admit_the_locked_versions():
     for req in declared():
         name = canonicalize_name(req.name)
         assert name in locked, f"{req.name} is declared but not locked"
-        assert req.specifier.contains(locked[name], prereleases=True), \
+        assert req.specifier.contains(locked[name], prereleases=True), (
             f"{req} does not admit the locked {req.name}=={locked[name]}"
+        )
 
 
 def test_every_direct_requirement_is_declared():
@@ -79,11 +80,18 @@ def test_every_data_file_of_the_package_is_declared_package_data():
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     package_root = ROOT / "python" / "qrepl"
-    tracked = [p for p in package_root.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
-               and "__pycache__" not in p.parts]
+    tracked = [
+        p
+        for p in package_root.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    ]
     assert tracked
     for path in tracked:
         rel = path.relative_to(package_root.parent)
-        owners = [(pkg, pattern) for pkg, patterns in declared.items() for pattern in patterns
-                  if fnmatch.fnmatch(str(rel), str(Path(*pkg.split(".")) / pattern))]
+        owners = [
+            (pkg, pattern)
+            for pkg, patterns in declared.items()
+            for pattern in patterns
+            if fnmatch.fnmatch(str(rel), str(Path(*pkg.split(".")) / pattern))
+        ]
         assert owners, f"{rel} is not package data: pyproject.toml [tool.setuptools.package-data]"

@@ -14,10 +14,18 @@ import yaml
 from qrepl.storage import spark
 
 ROOT = Path(__file__).resolve().parents[3]
-PROFILES = {"checkout": (ROOT / "profiles.yml", ROOT / ".qrepl_state"),
-            "downstream example": (ROOT / "examples" / "downstream" / "profiles.yml", ROOT / ".qrepl_state")}
-QREPL_ENV = ("QREPL_METASTORE", "QREPL_WAREHOUSE", "QREPL_SPARK_SECRET_FILE", "QREPL_SPARK_MASTER",
-             "QREPL_DRIVER_MEMORY", "QREPL_STATE_DIR")
+PROFILES = {
+    "checkout": (ROOT / "profiles.yml", ROOT / ".qrepl_state"),
+    "downstream example": (ROOT / "examples" / "downstream" / "profiles.yml", ROOT / ".qrepl_state"),
+}
+QREPL_ENV = (
+    "QREPL_METASTORE",
+    "QREPL_WAREHOUSE",
+    "QREPL_SPARK_SECRET_FILE",
+    "QREPL_SPARK_MASTER",
+    "QREPL_DRIVER_MEMORY",
+    "QREPL_STATE_DIR",
+)
 
 
 def local_session_settings(profiles: Path, env: dict[str, str]) -> dict[str, str]:

@@ -34,6 +34,10 @@ def test_no_python_module_creates_a_table_of_the_publisher_schema_by_its_own_ddl
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"create table|\.create\(\)|_create\(", line, re.I) and "def " not in line:
                 found.append(f"{path.relative_to(ROOT)}:{n}")
-    allowed = {"python/qrepl/storage/warehouse.py", "python/qrepl/storage/spark.py",
-               "python/qrepl/services/distribution.py", "python/qrepl/tools/whatif.py"}
+    allowed = {
+        "python/qrepl/storage/warehouse.py",
+        "python/qrepl/storage/spark.py",
+        "python/qrepl/services/distribution.py",
+        "python/qrepl/tools/whatif.py",
+    }
     assert {f.split(":")[0] for f in found} <= allowed, found

@@ -28,7 +28,9 @@ def test_clock_steps_scenario_applies_each_subscriber_in_capture_order():
     # the second commit meets the first's row, whatever the clocks said
     assert outcomes["d1"] == outcomes["f1"] == "rejected"
     assert sorted((c["tran_id"], c["conflict_type"]) for c in outputs["conflicts"]) == [
-        ("d1", "insert_exists"), ("f1", "insert_exists")]
+        ("d1", "insert_exists"),
+        ("f1", "insert_exists"),
+    ]
     rows = {r["customer_id"]: r["city"] for r in outputs["publisher"]["customers"]}
     assert rows == {1: "a2", 2: "b2", 50: "c1", 60: "e2", 70: "g1"}
 
@@ -39,24 +41,30 @@ def _tran(sub: str, tran_id: str, order: int, at: datetime, seq: int) -> tuple[t
 
 def test_processing_order_puts_commit_order_before_clocks():
     t = datetime(2026, 1, 1, 12, 0, 0)
-    transactions = dict([
-        _tran("s1", "late-commit-early-clock", 2, t - timedelta(hours=1), 1),
-        _tran("s2", "early-commit-late-clock", 1, t + timedelta(hours=1), 7),
-    ])
+    transactions = dict(
+        [
+            _tran("s1", "late-commit-early-clock", 2, t - timedelta(hours=1), 1),
+            _tran("s2", "early-commit-late-clock", 1, t + timedelta(hours=1), 7),
+        ]
+    )
     orders = {k: v[0]["queue_order"] for k, v in transactions.items()}
     assert [k[1] for k, _ in processing_order(transactions, orders)] == [
-        "early-commit-late-clock", "late-commit-early-clock"]
+        "early-commit-late-clock",
+        "late-commit-early-clock",
+    ]
 
 
 def test_processing_order_within_one_commit_keeps_each_subscribers_tran_seq():
     """One append with s1's second transaction stamped an hour before its first: s1's two go in
     tran_seq order; s2, stamped between them, goes after s1's first (the latest s1 clock so far)."""
     t = datetime(2026, 1, 1, 12, 0, 0)
-    transactions = dict([
-        _tran("s1", "first", 1, t, 1),
-        _tran("s1", "second", 1, t - timedelta(hours=1), 2),
-        _tran("s2", "other", 1, t - timedelta(minutes=30), 1),
-    ])
+    transactions = dict(
+        [
+            _tran("s1", "first", 1, t, 1),
+            _tran("s1", "second", 1, t - timedelta(hours=1), 2),
+            _tran("s2", "other", 1, t - timedelta(minutes=30), 1),
+        ]
+    )
     orders = {k: 1 for k in transactions}
     order = [k[1] for k, _ in processing_order(transactions, orders)]
     assert order.index("first") < order.index("second")

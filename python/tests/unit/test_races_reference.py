@@ -9,8 +9,9 @@ from qrepl.tools.replay import ReferenceBackend, scenario_from_dict
 
 
 def _backend() -> ReferenceBackend:
-    return ReferenceBackend(scenario_from_dict({**cases.PUBLICATION, "subscribers": cases.SUBSCRIBERS, "steps": []},
-                                               "races"))
+    return ReferenceBackend(
+        scenario_from_dict({**cases.PUBLICATION, "subscribers": cases.SUBSCRIBERS, "steps": []}, "races")
+    )
 
 
 def test_a_command_with_a_batched_identity_and_other_content_is_quarantined():
@@ -43,7 +44,8 @@ def test_an_oversize_delete_key_is_quarantined():
 
 
 def test_retention_keeps_a_subscribed_subscribers_undelivered_conflicts_on_the_reference():
-    scenario = scenario_from_dict({**cases.RETENTION_PUBLICATION, "subscribers": cases.RETENTION_SUBSCRIBERS,
-                                   "steps": []}, "races")
+    scenario = scenario_from_dict(
+        {**cases.RETENTION_PUBLICATION, "subscribers": cases.RETENTION_SUBSCRIBERS, "steps": []}, "races"
+    )
     result = cases.retention_keeps_undelivered_conflicts(ReferenceBackend(scenario))
     assert {stage: cases.conflicted(outputs) for stage, outputs in result.items()} == cases.RETENTION_EXPECTED

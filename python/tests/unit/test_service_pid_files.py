@@ -24,8 +24,9 @@ def bystander():
 
 
 def _stop(script: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(ROOT / "scripts" / script), "stop"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / script), "stop"], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_thrift_stop_leaves_a_process_that_reused_the_servers_pid_alone(tmp_path, bystander):
@@ -50,9 +51,15 @@ def test_cluster_stop_leaves_processes_that_reused_its_pids_alone(tmp_path, byst
 def test_a_pid_file_naming_the_server_itself_is_still_its_own(tmp_path):
     """The check is by the process's own command line: a process that is the server (here one
     whose argv carries the server's class and port) is stopped as before."""
-    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)",
-                             "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
-                             "hive.server2.thrift.port=10000"])
+    fake = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(300)",
+            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+            "hive.server2.thrift.port=10000",
+        ]
+    )
     try:
         (tmp_path / "thrift.pid").write_text(f"{fake.pid}\n")
         result = _stop("thrift.sh", {"PATH": "/usr/bin:/bin", "QREPL_STATE_DIR": str(tmp_path)})

@@ -45,8 +45,15 @@ def test_a_before_image_with_the_value_but_another_version_is_not_having_seen_it
 
 def test_a_write_replaced_under_subscriber_wins_with_its_conflict_logged_is_kept():
     commands = {"v2": {"article": "customers", "key": 1, "old_value": "c1", "old_version": "v0", "tran_id": "a-1"}}
-    conflicts = {"c": {"article": "customers", "key": 1, "publisher_value": "job-1", "publisher_version": "v1",
-                       "new_version": "v2"}}
+    conflicts = {
+        "c": {
+            "article": "customers",
+            "key": 1,
+            "publisher_value": "job-1",
+            "publisher_version": "v1",
+            "new_version": "v2",
+        }
+    }
     v = check(_history(("c1", "v0"), ("job-1", "v0"), ("job-1", "v1"), ("a-1", "v2")), [J], commands, {}, conflicts)
     assert v.losses == [] and v.by_conflict == 1
 
@@ -55,8 +62,16 @@ def test_a_write_met_by_the_first_of_two_commands_folded_into_one_batch_write_is
     """a-1 met the job's write (conflict, subscriber won); b-2, in the same batch, met a-1's row
     and leaves the row: one snapshot goes from the job's write to b-2's."""
     commands = {"v3": {"article": "customers", "key": 1, "old_value": "a-1", "old_version": "v2", "tran_id": "b-2"}}
-    conflicts = {"c": {"article": "customers", "key": 1, "publisher_value": "job-1", "publisher_version": "v1",
-                       "new_version": "v2", "winner": "subscriber"}}
+    conflicts = {
+        "c": {
+            "article": "customers",
+            "key": 1,
+            "publisher_value": "job-1",
+            "publisher_version": "v1",
+            "new_version": "v2",
+            "winner": "subscriber",
+        }
+    }
     history = _history(("c1", "v0"), ("job-1", "v0"), ("job-1", "v1"), ("b-2", "v3"))
     assert check(history, [J], commands, {}, conflicts).by_conflict == 1
     kept_by_publisher = {"c": {**conflicts["c"], "winner": "publisher"}}
@@ -65,16 +80,24 @@ def test_a_write_met_by_the_first_of_two_commands_folded_into_one_batch_write_is
 
 def test_a_conflict_that_names_another_publisher_row_does_not_cover_the_write():
     commands = {"v2": {"article": "customers", "key": 1, "old_value": "c1", "old_version": "v0", "tran_id": "a-1"}}
-    conflicts = {"c": {"article": "customers", "key": 1, "publisher_value": "c1", "publisher_version": "v0",
-                       "new_version": "v2"}}
+    conflicts = {
+        "c": {"article": "customers", "key": 1, "publisher_value": "c1", "publisher_version": "v0", "new_version": "v2"}
+    }
     v = check(_history(("c1", "v0"), ("job-1", "v0"), ("job-1", "v1"), ("a-1", "v2")), [J], commands, {}, conflicts)
     assert len(v.losses) == 1
 
 
 def test_a_hand_resolution_is_judged_by_the_publisher_row_its_conflict_recorded():
     history = _history(("c1", "v0"), ("job-1", "v0"), ("job-1", "v1"), ("a-1", "r1"))
-    seen = {"c": {"article": "customers", "key": 1, "publisher_value": "job-1", "publisher_version": "v1",
-                  "new_version": "v2"}}
+    seen = {
+        "c": {
+            "article": "customers",
+            "key": 1,
+            "publisher_value": "job-1",
+            "publisher_version": "v1",
+            "new_version": "v2",
+        }
+    }
     assert check(history, [J], {}, {"r1": "c"}, seen).by_resolve == 1
     unseen = {"c": {**seen["c"], "publisher_value": "c1", "publisher_version": "v0"}}
     [loss] = check(history, [J], {}, {"r1": "c"}, unseen).losses

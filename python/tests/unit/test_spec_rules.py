@@ -19,7 +19,7 @@ RULE = re.compile(r"Decides docs/spec\.md ((?:\d\.\d+ \([^)]*\)(?:, )?)+)\.")
 def spec_rules() -> dict[str, str]:
     """The numbered rules of spec §5: number -> name."""
     text = (ROOT / "docs" / "spec.md").read_text()
-    section = text[text.index("## 5. "):text.index("## 6. ")]
+    section = text[text.index("## 5. ") : text.index("## 6. ")]
     rules = {}
     for number, name in re.findall(r"\*\*(5\.\d+)\*?\*? ?`?([^`.*]+)", section):
         rules[number] = name.strip()
@@ -72,7 +72,7 @@ def test_each_deciding_file_says_so_in_its_description_too():
 
 def test_readers_table_lists_exactly_the_deciding_files():
     text = (ROOT / "docs" / "reader.md").read_text()
-    table = text[text.index("## Where each rule is decided"):text.index("## Hostile input")]
+    table = text[text.index("## Where each rule is decided") : text.index("## Hostile input")]
     listed = {}
     for line in table.splitlines():
         m = re.match(r"\| (5\.\d+) [^|]+\| ([^|]+) \|", line)

@@ -20,8 +20,9 @@ def test_identifier_with_a_newline_is_refused(name):
 def test_publication_yaml_block_scalar_with_trailing_newline_is_refused_with_one_line(tmp_path):
     config = tmp_path / "p.yml"
     # `name: |` is a YAML block scalar: its value is "north\n"
-    config.write_text("publication: p\narticles:\n  - name: |\n      north\n    key: [item_id]\n"
-                      "    columns: {item_id: int}\n")
+    config.write_text(
+        "publication: p\narticles:\n  - name: |\n      north\n    key: [item_id]\n    columns: {item_id: int}\n"
+    )
     result = CliRunner().invoke(main, ["publication", "create", "--config", str(config), "--schema", "qrepl_nl"])
     assert result.exit_code == 1
     assert result.output.strip().count("\n") == 0
@@ -30,10 +31,13 @@ def test_publication_yaml_block_scalar_with_trailing_newline_is_refused_with_one
 
 def test_publication_with_newline_names_is_refused():
     with pytest.raises(ConfigError, match="invalid column name"):
-        publication_from_dict({"publication": "p", "articles": [
-            {"name": "a", "key": ["k"], "columns": {"k": "int", "qty\n": "int"}}]})
+        publication_from_dict(
+            {"publication": "p", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "int", "qty\n": "int"}}]}
+        )
     with pytest.raises(ConfigError, match="invalid publication name"):
-        publication_from_dict({"publication": "p\n", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "int"}}]})
+        publication_from_dict(
+            {"publication": "p\n", "articles": [{"name": "a", "key": ["k"], "columns": {"k": "int"}}]}
+        )
 
 
 def test_subscription_add_refuses_a_name_with_a_trailing_newline():

@@ -20,7 +20,6 @@ from qrepl.services.viewer import ASSETS, render_viewer, write_viewer
 from viewer_samples import XSS, embedded_text, read_viewer, sample_conflicts
 
 
-
 def test_render_writes_single_index_file(tmp_path: pathlib.Path) -> None:
     out_dir = tmp_path / "nested" / "viewer"
     path = render_viewer(sample_conflicts(), out_dir, title="Nightly conflicts")
@@ -63,9 +62,7 @@ def test_malicious_value_cannot_break_out_of_script(tmp_path: pathlib.Path) -> N
 
 
 def test_title_is_html_escaped(tmp_path: pathlib.Path) -> None:
-    page = render_viewer([], tmp_path, title="<b>x</b> & __QREPL_DATA__").read_text(
-        encoding="utf-8"
-    )
+    page = render_viewer([], tmp_path, title="<b>x</b> & __QREPL_DATA__").read_text(encoding="utf-8")
     assert "<title>&lt;b&gt;x&lt;/b&gt; &amp; __QREPL_DATA__</title>" in page
     assert json.loads(embedded_text(page)) == {"chunk": 0, "rows": []}
 
@@ -107,8 +104,10 @@ def test_conflict_types_come_from_the_model(tmp_path: pathlib.Path) -> None:
 def _many(n: int) -> list[dict]:
     """n conflicts over three days: the six samples repeated with new ids."""
     base = sample_conflicts()
-    return [{**base[i % 6], "conflict_id": f"m{i:05d}", "detected_at": f"2026-11-{20 + i % 3}T0{i % 7}:00:00"}
-            for i in range(n)]
+    return [
+        {**base[i % 6], "conflict_id": f"m{i:05d}", "detected_at": f"2026-11-{20 + i % 3}T0{i % 7}:00:00"}
+        for i in range(n)
+    ]
 
 
 def test_a_large_log_keeps_the_page_small_and_every_conflict_reachable(tmp_path: pathlib.Path) -> None:
@@ -127,7 +126,7 @@ def test_a_large_log_keeps_the_page_small_and_every_conflict_reachable(tmp_path:
     assert sum(g["count"] for g in groups) == len(conflicts) and len(groups) < 60
     assert [c["detected_at"] for c in shown] == sorted((c["detected_at"] for c in conflicts), reverse=True)
     ids = (data / "ids.js").read_text(encoding="utf-8")
-    assert json.loads(ids[len("qreplIds("):-3]) == [c["conflict_id"] for c in shown]
+    assert json.loads(ids[len("qreplIds(") : -3]) == [c["conflict_id"] for c in shown]
     # A rerun replaces the data folder; the old one goes once the new page points elsewhere.
     again = render_viewer(conflicts[:3], tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [viewer.LOCK_FILE, "index.html"]
