@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 from ..core.vocabulary import Progress
-from ..storage.dbt_runner import stamp_publisher
+from ..storage.dbt_runner import COMMIT_ATTEMPTS, lost_to_a_concurrent_commit, stamp_publisher
 from ..storage.open import warehouse
 from ..storage.replica import deliveries, snapshot_pins
 
@@ -35,9 +35,7 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
     report = []
     for article in wh.require_publication().articles:
         table = wh.article_table(article)
-        rewritten = spark.sql(
-            f"call spark_catalog.system.rewrite_data_files(table => '{table}', options => map('rewrite-all', 'true'))"
-        ).first()
+        rewritten = _compact(spark, table, progress)
         history = spark.table(f"{table}.snapshots")
         newest = history.agg({"committed_at": "max"}).first()[0]
         # records, then subscriptions: a subscription is written before its first record
@@ -69,3 +67,21 @@ def maintain(schema: str | None, progress: Progress = lambda _: None) -> list[st
         progress(line)
         report.append(line)
     return report
+
+
+def _compact(spark, table: str, progress: Progress):
+    """Iceberg's rewrite_data_files of one table. A rewrite that lost to another writer's
+    commit (a job's delete into a file it rewrote) is made again from the table as it is now:
+    a compaction changes no row, so making it again is always safe."""
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            return spark.sql(
+                f"call spark_catalog.system.rewrite_data_files(table => '{table}', options => map('rewrite-all', 'true'))"
+            ).first()
+        except Exception as exc:  # noqa: BLE001 - only a lost commit is made again
+            if attempt == COMMIT_ATTEMPTS or not lost_to_a_concurrent_commit(exc):
+                raise
+            progress(
+                f"{table}: another writer committed during its compaction; compacting again "
+                f"(attempt {attempt + 1} of {COMMIT_ATTEMPTS})"
+            )
