@@ -287,17 +287,37 @@ class ReferenceReader:
         those committed after the trigger and before the run's MERGE count as made right after
         the batch, with the effect each had on the table as the run found it (an UPDATE of a
         row the batch inserts matched nothing); those after the MERGE come after the batch.
-        Each list holds (article, op, row) in commit order."""
+        Each list holds (article, op, row) in commit order.
+
+        An UPDATE during the run that left a row exactly as the run found it (it set the
+        values the row had) changed nothing the batch read: when the batch then writes that
+        row, the batch's write stands (the compare-and-swap compares the row, which is
+        unchanged, and no value is lost); a row the batch does not write is stamped as any."""
         for write in before:
             self.apply_outside_effect(self.outside_effect(*write))
         as_found = {a: dict(rows) for a, rows in self.publisher.items()}
         effects = []
         for write in during:  # each on the table as the earlier ones of the run left it
-            effects.append(self.outside_effect(*write))
-            self.apply_outside_effect(effects[-1])
-        self.publisher = as_found
+            article = self.article(write[0])
+            key = canonical_key(article, write[2])
+            row_before = self.publisher[write[0]].get(key)
+            effect = self.outside_effect(*write)
+            unchanged = (
+                effect is not None
+                and effect[2] is not None
+                and row_before is not None
+                and row_before == as_found[write[0]].get(key)
+                and row_content(article, effect[2]) == row_content(article, row_before)
+            )
+            effects.append((effect, key if unchanged else None))
+            self.apply_outside_effect(effect)
+        self.publisher = {a: dict(rows) for a, rows in as_found.items()}  # the run changes these, not as_found
         batch_id = self.run(batch_time)
-        for effect in effects:
+        for effect, unchanged_key in effects:
+            if unchanged_key is not None and self.publisher[effect[0]].get(unchanged_key) != as_found[effect[0]].get(
+                unchanged_key
+            ):
+                continue  # the batch wrote the row after this write, which changed none of it
             self.apply_outside_effect(effect)
         for write in after:
             self.apply_outside_effect(self.outside_effect(*write))
