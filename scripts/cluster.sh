@@ -37,7 +37,9 @@ alive() {
 wait_port() {  # wait_port PORT PIDFILE NAME
     for i in $(seq 1 180); do
         if (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; then echo "$3 up after ${i}s"; return; fi
-        alive "$2" || { echo "$3 died; see ${2%.pid}.log"; tail -20 "${2%.pid}.log"; exit 1; }
+        # twice, a second apart: while spark-class execs the JVM, /proc/PID/cmdline can read
+        # empty for an instant, and a starting server was once taken for a dead one
+        alive "$2" || { sleep 1; alive "$2"; } || { echo "$3 died; see ${2%.pid}.log"; tail -20 "${2%.pid}.log"; exit 1; }
         sleep 1
     done
     echo "$3 did not open port $1 in 180s; see ${2%.pid}.log"; exit 1
