@@ -10,6 +10,7 @@ from typing import Callable
 
 from qrepl.services.capture import Subscriber
 from qrepl.storage.replica import replica_schema
+from qrepl.services.conflicts import list_conflicts, resolve_conflict
 from qrepl.services.distribution import distribute, reinitialize
 from qrepl.services.enqueue import enqueue_file
 from qrepl.core.model import publication_from_dict
@@ -43,6 +44,8 @@ IGNORED_COLUMNS = {
     "snapshot_id",
     "stamped_at",
     "stamped_rows",
+    "resolved_at",
+    "written_version",
 }
 
 
@@ -66,6 +69,7 @@ def state(wh: Warehouse) -> dict:
                 {k: v for k, v in r.asDict().items() if k not in IGNORED_COLUMNS}
                 | ({"delivered": r["delivered_at"] is not None} if "delivered_at" in r.asDict() else {})
                 | ({"versioned": r["msrepl_tran_version"] is not None} if "msrepl_tran_version" in r.asDict() else {})
+                | ({"wrote": r["written_version"] is not None} if "written_version" in r.asDict() else {})
                 for r in spark.table(f"{schema}.{t.name}").collect()
             ]
             state[f"{schema}.{t.name}"] = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
@@ -124,6 +128,13 @@ def _enqueue(wh: Warehouse, tmp: Path) -> None:
     enqueue_file(wh.schema, "a", path, progress=lambda _: None)
 
 
+def _resolve(wh: Warehouse) -> None:
+    """`qrepl conflicts resolve ID --keep subscriber` on the base's one conflict: b's rejected
+    update of customer 1 is written over a's by compare-and-swap, and the review recorded."""
+    (conflict,) = list_conflicts(wh.schema)
+    resolve_conflict(wh.schema, conflict["conflict_id"], "subscriber", "dba")
+
+
 def _publish(tmp: Path, publication: dict) -> None:
     path = tmp / "publication.json"  # JSON is YAML
     path.write_text(json.dumps(publication))
@@ -162,13 +173,19 @@ OPERATIONS: dict[str, Callable] = {
     "publish_in_place": lambda wh, tmp: _publish(tmp, {**PUBLICATION, "articles": [*PUBLICATION["articles"], STOCK]}),
     # `publication create` adding a column to customers, which has subscriptions (a, b)
     "add_column": lambda wh, tmp: _publish(tmp, _with_bin(PUBLICATION)),
+    # `qrepl conflicts resolve --keep subscriber`: the reviews table, the compare-and-swap, the review
+    "resolve": lambda wh, tmp: _resolve(wh),
 }
 # what an operation changes that rolling back the tables' snapshots does not undo (a table's
 # schema, its properties): undone before each try
 PREPARE: dict[str, Callable[[Warehouse], None]] = {"publish_in_place": _unpublish_stock, "add_column": _drop_bin}
 # the write points CI fails for these operations (the first write whose label holds the words);
 # `make faults` (QREPL_FAULT_POINTS=all) fails every one, as for the other operations
-CI_POINTS = {"publish_in_place": "add column msrepl_tran_version", "add_column": "add column bin"}
+CI_POINTS = {
+    "publish_in_place": "add column msrepl_tran_version",
+    "add_column": "add column bin",
+    "resolve": "merge into",
+}
 # the longer write paths fail in CI at every n-th write from the first, and at their last; in
 # `make faults` at every one. Distribution's is the longest (17 writes for this workload, 8
 # minutes at every point: in CI 1, 9, 17); reinitialization and subscription add fail at every

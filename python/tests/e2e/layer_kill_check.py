@@ -22,7 +22,16 @@ from python_layer_ops import RETRY_IS_NEW_WORK, SCHEMA
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
 DRIVER = Path(__file__).with_name("layer_driver.py")
-OPS = ["distribute", "reinitialize", "subscription_add", "capture", "enqueue", "publish_in_place", "add_column"]
+OPS = [
+    "distribute",
+    "reinitialize",
+    "subscription_add",
+    "capture",
+    "enqueue",
+    "publish_in_place",
+    "add_column",
+    "resolve",
+]
 
 
 def _run(env: dict, *args: str) -> subprocess.CompletedProcess:

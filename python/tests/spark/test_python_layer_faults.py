@@ -1,14 +1,15 @@
 """Every write path of the Python layer converges when rerun after a failure at any of its
 writes (docs/spec.md, failure contract): distribution, reinitialization, subscription add,
-capture, enqueue, publishing a table in place and adding a column to a published article
-with subscriptions. Nothing is lost or delivered twice.
+capture, enqueue, publishing a table in place, adding a column to a published article
+with subscriptions and resolving a conflict by hand. Nothing is lost or delivered twice.
 
 Each operation is first run uninterrupted from a checkpoint of every table it can touch
 (Iceberg snapshots, rolled back between tries); then, for every write K it makes, it is
 rerun from the checkpoint failing right after write K, and rerun once more as the recovery
 (unless K was its last write: the operation is then complete). The tables must then equal
 the uninterrupted result. The two publication changes fail at one write each in CI (the
-first ALTER of a table: the table changed, nothing recorded), distribution at every 8th write,
+first ALTER of a table: the table changed, nothing recorded), the resolve at its
+compare-and-swap (written, review not recorded), distribution at every 8th write,
 reinitialization and subscription add at every other write, each also at its last
 (python_layer_ops.CI_EVERY); every operation at every write in `make faults`.
 """
