@@ -1,3 +1,4 @@
+# over 400 lines: every Spark + Iceberg setting in one place (see the docstring), for the session, dbt and Thrift
 """The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md, docs/deploying.md).
 
 The same settings serve the embedded session (Python layer and dbt `local` target), and the

@@ -1,3 +1,4 @@
+# over 400 lines: one Warehouse class, the one writer of the publisher-side tables the Python layer owns
 """Publisher-side tables written by the Python layer: config, queue, subscriptions, articles.
 
 Identifiers are validated before they reach SQL; values always travel in DataFrames (temp
