@@ -5,8 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # pytest workers for `make test`, each with its own Spark JVM (local[2], -Xmx4g) and state
-# directory. Two on two cores: three were slower (the suite 2426 s against about 2000 s), the
-# tests being CPU-bound once two run at once
+# directory: two on two cores, the tests being CPU-bound (docs/testing.md#how-many-workers)
 TEST_WORKERS ?= 2
 export QREPL_STATE_DIR ?= $(CURDIR)/.qrepl_state
 N ?= 300

@@ -355,7 +355,7 @@ def dbt_fixed_cost() -> float:
     args = ["--quiet", "run", "--project-dir", str(project), "--profiles-dir", str(project)]
     dbtRunner().invoke(args)  # parse once, as the reader's project is parsed before its timed run
     times = []
-    for _ in range(3):  # one run varied 1.4-3.6 s between benches: the median of three
+    for _ in range(3):  # one run varies between benches: the median of three
         t0 = time.perf_counter()
         res = dbtRunner().invoke(args)
         if not res.success:

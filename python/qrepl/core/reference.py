@@ -1,3 +1,4 @@
+# over 400 lines: the executable specification (spec §5) kept whole, one sequential reader read top to bottom
 """The sequential reference queue reader: the executable specification (docs/spec.md §5).
 
 It processes queued transactions one at a time, in order, against an in-memory publisher.

@@ -41,7 +41,7 @@ class Replica:
         typed = typed_row(a, key_values)
         # the key as a one-row DataFrame (Spark's own conversion of each value), not as literals:
         # pyspark turns a datetime or date literal into java.sql.Timestamp/Date, whose calendar
-        # is not the proleptic one before 1582 (a year-0001 key was not found, measured)
+        # is not the proleptic one before 1582 (a year-0001 key would not be found)
         key = self.wh.spark.createDataFrame([tuple(typed[k] for k in a.key)], a.key_ddl)
         df = self.wh.spark.table(self.wh.table(a.name)).join(key, list(a.key), "left_semi")
         found = readable(df, a).limit(1).collect()

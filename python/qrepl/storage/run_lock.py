@@ -342,7 +342,7 @@ def wait_until_free(wh: Warehouse, wait_seconds: float, echo: Callable[[str], No
 
     # the metastore's locks are per table and global to it: this also removes those a process
     # killed inside a commit left on the article tables, the queue or a replica, which the
-    # run's own commits would otherwise wait on and fail (about 15 minutes each)
+    # run's own commits would otherwise wait on, then fail
     remove_abandoned_locks(wh.spark)
     deadline = time.monotonic() + wait_seconds
     watch = LeaseWatch()

@@ -1,3 +1,4 @@
+# over 400 lines: every Spark + Iceberg setting in one place (see the docstring), for the session, dbt and Thrift
 """The one place Spark + Iceberg is configured (docs/spec.md §2, docs/stack.md, docs/deploying.md).
 
 The same settings serve the embedded session (Python layer and dbt `local` target), and the
@@ -272,8 +273,8 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.sql.adaptive.enabled": "true",
-        # a run compiles about 440 generated classes; Spark keeps 100 by default, so every
-        # batch compiled all of them again (about 2 s a run; docs/stack.md note 26)
+        # room for every class a run generates, so the next batch compiles none again
+        # (Spark keeps 100 by default; docs/performance.md#thresholds-and-choices-measured)
         "spark.sql.codegen.cache.maxEntries": "1000",
         # the plan text Spark builds for its UI at every query and adaptive re-plan: the UI is
         # off here, and "simple" is the cheapest text
@@ -295,11 +296,10 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # runs its jobs in order (FIFO) as before
         "spark.scheduler.mode": "FAIR",
         # the parallel collector: a batch is throughput work, and on two cores G1's concurrent
-        # threads take CPU from the tasks (make bench, 2026-11-24, same hour: the reader 12% faster
-        # at 100k and 1M changes, 8% at 1k)
+        # threads take CPU from the tasks (docs/performance.md#thresholds-and-choices-measured)
         # iceberg.scan.plan-in-worker-pool=false: Iceberg plans a scan's manifests in the
-        # calling thread; in its worker pool the caller polls for them in 10 ms sleeps, about
-        # 0.5 s of every run here (a run's tables have few manifests each; docs/stack.md note 26)
+        # calling thread instead of a worker pool the caller polls in sleeps (a run's tables
+        # have few manifests each; docs/performance.md#thresholds-and-choices-measured)
         "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC -Dderby.system.home={state} "
         "-Dderby.stream.error.file=derby.log "  # in derby.system.home
         "-Diceberg.scan.plan-in-worker-pool=false "

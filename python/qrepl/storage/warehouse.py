@@ -1,3 +1,4 @@
+# over 400 lines: one Warehouse class, the one writer of the publisher-side tables the Python layer owns
 """Publisher-side tables written by the Python layer: config, queue, subscriptions, articles.
 
 Identifiers are validated before they reach SQL; values always travel in DataFrames (temp
@@ -34,8 +35,8 @@ from .table_formats import format_refusal
 ICEBERG_PROPS = (
     "'format-version'='2', 'write.delete.mode'='merge-on-read', "
     "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read', "
-    # zstd (Iceberg's default codec) at level 1, not 3: a 1M-row write of wide rows took
-    # 1.1-1.2 s against 1.7-1.8 s, reads the same, files no larger (docs/stack.md note 26)
+    # zstd (Iceberg's default codec) at level 1, not 3: faster to write, as fast to read
+    # (docs/performance.md#thresholds-and-choices-measured)
     "'write.parquet.compression-level'='1'"
 )
 

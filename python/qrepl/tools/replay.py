@@ -1,3 +1,4 @@
+# over 400 lines: both replay backends beside the scenario parsing, queue rows and output writer they share
 """Scenario replay (docs/spec.md §7): one scenario file through the reference or the real pipeline.
 
 Both modes share the scenario parsing, the queue-row building and the output writer, so the

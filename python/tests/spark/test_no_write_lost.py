@@ -12,26 +12,17 @@ from __future__ import annotations
 
 import pytest
 
-from qrepl.core.model import ConflictError, publication_from_dict
+from qrepl.core.model import ConflictError
 from qrepl.services.capture import Subscriber
 from qrepl.services.distribution import distribute
 from qrepl.services.service import add_subscription, run_reader
 from qrepl.storage import faults
 from qrepl.storage.replica import replica_schema
-from qrepl.storage.warehouse import Warehouse, new_version
+from two_articles import QUIET, article_rows, two_articles
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_no_write_lost"
-PUBLICATION = {
-    "publication": "sales",
-    "policy": "publisher_wins",
-    "articles": [
-        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
-    ],
-}
-QUIET = {"echo": lambda _: None}
 
 # the run's writes between its publisher trigger and its MERGE (labels of qrepl.storage.faults)
 DURING_A_RUN = {
@@ -39,32 +30,6 @@ DURING_A_RUN = {
     "right after the batch cut": "model.qrepl.int_batch_commands",
     "right before the MERGE": "model.qrepl.transaction_outcomes",
 }
-
-
-def _base(spark, *subscribers: str, immediate: str | None = None) -> Warehouse:
-    """Customers 1 and 2 and tag t at the publisher, and the subscribers with their replicas."""
-    wh = Warehouse(spark, SCHEMA)
-    for s in spark.catalog.listDatabases():
-        if s.name.startswith(SCHEMA + "__"):
-            Warehouse(spark, s.name).drop_schema()
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows(
-        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2)]
-    )
-    wh.upsert_rows("tags", [{"tag": "t", "note": "n", "msrepl_tran_version": new_version()}])
-    for s in subscribers:
-        add_subscription(SCHEMA, s, update_mode="immediate" if s == immediate else "queued", **QUIET)
-    return wh
-
-
-def _rows(wh: Warehouse, subscriber: str | None = None) -> dict[str, list[tuple]]:
-    """Every article's rows (with versions) at the publisher, or at a subscriber's replica."""
-    rows = {}
-    for a in ("customers", "tags"):
-        table = wh.table(a) if subscriber is None else f"{replica_schema(wh, subscriber)}.{a}"
-        rows[a] = sorted(tuple(r) for r in wh.spark.table(table).collect())
-    return rows
 
 
 def _job_update(wh, article: str, column: str, value: str, key: str, key_value) -> None:
@@ -87,20 +52,20 @@ def test_case_4_a_job_write_during_a_run_is_never_overwritten(spark, point):
     stays, batch_applied reports the row kept, and after a delivery a's replica holds the
     job's row too. Before the fix, the compare-and-swap compared the version alone and the
     run wrote a's city over the job's."""
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
     run_reader(SCHEMA, **QUIET)  # the tables exist; the next run is a steady-state one
     with Subscriber(wh.schema, "a").transaction("a1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "from-a"})
     _run_with_job_write_after(
         DURING_A_RUN[point], lambda: _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
     )
-    cities = {r[0]: r[1] for r in _rows(wh)["customers"]}
+    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
     assert cities == {1: "from-job", 2: "c2"}
     [applied] = [r for r in wh.rows_of("batch_applied") if r["target_table"] == "customers"]
     assert (applied["rows_requested"], applied["rows_written"], applied["rows_kept"]) == (1, 0, 1)
     distribute(wh.schema)
-    assert _rows(wh, "a") == _rows(wh)
-    assert {r[0]: r[1] for r in _rows(wh, "a")["customers"]} == {1: "from-job", 2: "c2"}
+    assert article_rows(wh, "a") == article_rows(wh)
+    assert {r[0]: r[1] for r in article_rows(wh, "a")["customers"]} == {1: "from-job", 2: "c2"}
 
 
 def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(spark):
@@ -110,7 +75,7 @@ def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(sp
     content differs from what imm saw, and rejects the transaction with a conflict. The job's
     note stays. Before the fix, the tags MERGE compared the version alone and wrote imm's note
     over the job's."""
-    wh = _base(spark, "imm", immediate="imm")
+    wh = two_articles(spark, SCHEMA, "imm", immediate="imm")
     faults.arm_at_label(
         "python:immediate.publisher.customers",
         lambda k, label: _job_update(wh, "tags", "note", "from-job", "tag", "'t'"),
@@ -122,11 +87,11 @@ def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(sp
     finally:
         faults.disarm()
     assert [(r["article"], r["conflict_type"]) for r in err.value.rows] == [("tags", "update_update")]
-    rows = _rows(wh)
+    rows = article_rows(wh)
     assert {r[0]: r[1] for r in rows["customers"]} == {1: "c1", 2: "c2"}  # put back
     assert [r[1] for r in rows["tags"]] == ["from-job"]
     distribute(wh.schema)
-    assert _rows(wh, "imm") == _rows(wh)
+    assert article_rows(wh, "imm") == article_rows(wh)
 
 
 def test_case_2_a_job_write_after_a_failed_run_and_a_distribute_meets_its_conflict(spark):
@@ -138,7 +103,7 @@ def test_case_2_a_job_write_after_a_failed_run_and_a_distribute_meets_its_confli
     so the job's rewrite was taken for the reader's own write and never stamped."""
     from qrepl.storage.dbt_runner import DbtError
 
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
     run_reader(SCHEMA, **QUIET)
     with Subscriber(wh.schema, "a").transaction("a1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "from-a"})
@@ -155,9 +120,9 @@ def test_case_2_a_job_write_after_a_failed_run_and_a_distribute_meets_its_confli
         t.update("customers", {"customer_id": 1}, {"city": "from-a-again"})
     run_reader(SCHEMA, **QUIET)
     assert [(c["tran_id"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [("a2", "update_update")]
-    assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-job", 2: "c2"}
+    assert {r[0]: r[1] for r in article_rows(wh)["customers"]} == {1: "from-job", 2: "c2"}
     distribute(wh.schema)
-    assert _rows(wh, "a") == _rows(wh)
+    assert article_rows(wh, "a") == article_rows(wh)
 
 
 @pytest.mark.parametrize("how", ["subscription add", "reinitialization"])
@@ -169,19 +134,19 @@ def test_a_snapshot_copies_a_jobs_unstamped_write_under_its_new_version(spark, h
     b's update met a conflict nobody made."""
     from qrepl.services.distribution import reinitialize
 
-    wh = _base(spark, *(["b"] if how == "reinitialization" else []))
+    wh = two_articles(spark, SCHEMA, *(["b"] if how == "reinitialization" else []))
     run_reader(SCHEMA, **QUIET)
     _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
     if how == "reinitialization":
         reinitialize(wh.schema, "b")
     else:
         add_subscription(SCHEMA, "b", **QUIET)
-    assert _rows(wh, "b") == _rows(wh)  # the job's row, under its new version
+    assert article_rows(wh, "b") == article_rows(wh)  # the job's row, under its new version
     with Subscriber(wh.schema, "b").transaction("b1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "from-b"})
     run_reader(SCHEMA, **QUIET)
     assert wh.rows_of("conflicts") == []
-    assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "from-b", 2: "c2"}
+    assert {r[0]: r[1] for r in article_rows(wh)["customers"]} == {1: "from-b", 2: "c2"}
 
 
 def test_a_job_row_with_a_null_key_is_never_overwritten(spark):
@@ -192,7 +157,7 @@ def test_a_job_row_with_a_null_key_is_never_overwritten(spark):
     delivering it once."""
     from qrepl.core.model import ConfigError
 
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
     spark.sql(f"insert into {wh.table('customers')} select cast(null as int), 'nobody', cast(null as string)")
     run_reader(SCHEMA, **QUIET)
     with pytest.raises(ConfigError, match="key"), Subscriber(wh.schema, "a").transaction("a1") as t:

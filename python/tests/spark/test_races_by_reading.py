@@ -10,49 +10,16 @@ from qrepl.storage import faults
 from qrepl.services.capture import Subscriber
 from qrepl.services.distribution import distribute, reinitialize
 from qrepl.services.maintenance import maintain
-from qrepl.core.model import ConfigError, ConflictError, publication_from_dict
-from qrepl.storage.replica import Replica, record_delivery, replica_schema
+from qrepl.core.model import ConfigError, ConflictError
+from qrepl.storage.replica import Replica, record_delivery
 from qrepl.services.service import add_subscription, run_reader
 from qrepl.storage.warehouse import Warehouse, new_version
+from two_articles import QUIET, article_rows, two_articles
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_read_races"
-PUBLICATION = {
-    "publication": "sales",
-    "policy": "publisher_wins",
-    "articles": [
-        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
-    ],
-}
-QUIET = {"echo": lambda _: None}
 REPLACED = "writeTo.createOrReplace"  # a snapshot's replacement of a replica table
-
-
-def _base(spark, *subscribers: str, immediate: str | None = None) -> Warehouse:
-    wh = Warehouse(spark, SCHEMA)
-    for s in spark.catalog.listDatabases():
-        if s.name.startswith(SCHEMA + "__"):
-            Warehouse(spark, s.name).drop_schema()
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.upsert_rows(
-        "customers", [{"customer_id": i, "city": f"c{i}", "msrepl_tran_version": new_version()} for i in (1, 2)]
-    )
-    wh.upsert_rows("tags", [{"tag": "t", "note": "n", "msrepl_tran_version": new_version()}])
-    for s in subscribers:
-        add_subscription(SCHEMA, s, update_mode="immediate" if s == immediate else "queued", **QUIET)
-    return wh
-
-
-def _rows(wh: Warehouse, subscriber: str | None = None) -> dict[str, list[tuple]]:
-    """Every article's rows (with versions) at the publisher, or at a subscriber's replica."""
-    rows = {}
-    for a in ("customers", "tags"):
-        table = wh.table(a) if subscriber is None else f"{replica_schema(wh, subscriber)}.{a}"
-        rows[a] = sorted(tuple(r) for r in wh.spark.table(table).collect())
-    return rows
 
 
 def _snapshots(wh: Warehouse, article: str) -> set[int]:
@@ -72,7 +39,7 @@ def test_a_capture_during_a_reinitialization_never_diverges_the_new_replica(spar
     (before the fix, before the generation bump, so it landed there at the old generation,
     to be rejected_reinit later): it is refused with one line, and after a delivery the
     replica equals the publisher."""
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
     refused: list[str] = []
 
     def capture():
@@ -88,7 +55,7 @@ def test_a_capture_during_a_reinitialization_never_diverges_the_new_replica(spar
     finally:
         faults.disarm()
     distribute(wh.schema)
-    assert _rows(wh, "a") == _rows(wh)
+    assert article_rows(wh, "a") == article_rows(wh)
     assert [line.split(":")[0] for line in refused] == ["subscriber a is being reinitialized"]
 
 
@@ -96,7 +63,7 @@ def test_a_capture_whose_replica_write_follows_a_reinitialization_is_undone(spar
     """The capture's queue append (generation 0) comes before a whole reinitialization, its
     replica write after it: the transaction will be rejected_reinit, so the capture puts the
     publisher's rows back into the new replica and fails with one line."""
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
     _run_after("writeTo.append", lambda: reinitialize(wh.schema, "a"))  # the capture's queue append
     try:
         with (
@@ -106,7 +73,7 @@ def test_a_capture_whose_replica_write_follows_a_reinitialization_is_undone(spar
             t.update("customers", {"customer_id": 1}, {"city": "late"})
     finally:
         faults.disarm()
-    assert _rows(wh, "a") == _rows(wh)
+    assert article_rows(wh, "a") == article_rows(wh)
 
 
 # -- `maintain` racing `subscription add`; one failing subscriber --------------------------
@@ -116,7 +83,7 @@ def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark)
     """While b's initial snapshot is being written, the publisher changes, a's delivery
     records the new snapshot, and `qrepl maintain` runs: the snapshot b then records is kept,
     and the next distribution delivers to both."""
-    wh = _base(spark, "a")
+    wh = two_articles(spark, SCHEMA, "a")
 
     def publisher_moves_on_then_maintain():
         wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
@@ -130,7 +97,7 @@ def test_maintain_during_a_subscription_add_keeps_the_snapshot_it_records(spark)
         faults.disarm()
     report = distribute(wh.schema)
     assert report["b"]["rows_delivered"] == 1
-    assert _rows(wh, "a") == _rows(wh, "b") == _rows(wh)
+    assert article_rows(wh, "a") == article_rows(wh, "b") == article_rows(wh)
 
 
 def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark):
@@ -138,7 +105,7 @@ def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark)
     b is still delivered, and distribute fails at the end (the CLI exits nonzero)."""
     from qrepl.services.distribution import DistributionFailed
 
-    wh = _base(spark, "a", "b")
+    wh = two_articles(spark, SCHEMA, "a", "b")
     record_delivery(wh, "a", {"customers": 12345})
     wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
     lines: list[str] = []
@@ -146,7 +113,7 @@ def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark)
         distribute(wh.schema, progress=lines.append)
     assert lines[0].startswith("[1/2] a: failed: ") and "\n" not in lines[0]
     assert err.value.report["b"]["rows_delivered"] == 1
-    assert _rows(wh, "b") == _rows(wh)
+    assert article_rows(wh, "b") == article_rows(wh)
 
 
 # -- a dropped subscription's deliveries ---------------------------------------------------
@@ -155,7 +122,7 @@ def test_one_failing_subscriber_does_not_block_distribution_to_the_others(spark)
 def test_a_dropped_subscriptions_deliveries_pin_no_snapshot(spark):
     """a is dropped at the first snapshot; after a change, a delivery to b and `maintain`, that
     snapshot is expired (a's delivery rows no longer pin it)."""
-    wh = _base(spark, "a", "b")
+    wh = two_articles(spark, SCHEMA, "a", "b")
     first = wh.current_snapshot("customers")
     wh.drop_subscription("a")
     wh.upsert_rows("customers", [{"customer_id": 3, "city": "new", "msrepl_tran_version": new_version()}])
@@ -174,7 +141,7 @@ def test_an_undone_immediate_transactions_first_article_is_seen_and_then_converg
     docs/reliability.md), a delivery sends customers' row as the transaction left it and a run
     judges b's queued change to that row against it (a conflict, rejected and compensated).
     After the undo the next delivery brings every replica back to the publisher."""
-    wh = _base(spark, "imm", "b", immediate="imm")
+    wh = two_articles(spark, SCHEMA, "imm", "b", immediate="imm")
     with Subscriber(wh.schema, "b").transaction("b1") as t:
         t.update("customers", {"customer_id": 1}, {"city": "b"})
     seen: list[dict] = []
@@ -196,6 +163,6 @@ def test_an_undone_immediate_transactions_first_article_is_seen_and_then_converg
     [conflict] = wh.rows_of("conflicts")
     assert (conflict["tran_id"], conflict["conflict_type"]) == ("b1", "update_update")
     assert [r["outcome"] for r in wh.rows_of("transaction_outcomes")] == ["rejected"]
-    assert {r[0]: r[1] for r in _rows(wh)["customers"]} == {1: "c1", 2: "c2"}  # put back
+    assert {r[0]: r[1] for r in article_rows(wh)["customers"]} == {1: "c1", 2: "c2"}  # put back
     distribute(wh.schema)
-    assert _rows(wh, "b") == _rows(wh, "imm") == _rows(wh)
+    assert article_rows(wh, "b") == article_rows(wh, "imm") == article_rows(wh)

@@ -4,12 +4,10 @@ fails fast naming the holder, or waits; a lock left by a dead process is recover
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
 
 import pytest
 from click.testing import CliRunner
@@ -17,68 +15,19 @@ from click.testing import CliRunner
 from qrepl.cli import main
 from qrepl.storage.dbt_runner import DbtError, dbt_invoke
 from qrepl.storage import run_lock
-from qrepl.core.model import publication_from_dict
 from qrepl.storage.run_lock import LOCK_TABLE, RunLocked, current_holder
 from qrepl.services.service import run_reader
 from qrepl.storage.warehouse import Warehouse
+from run_lock_fixtures import batches, hold_lock, one_insert_queued
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_lock"
-PUBLICATION = {
-    "publication": "sales",
-    "policy": "publisher_wins",
-    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
-}
 
 
 @pytest.fixture()
 def wh(spark) -> Warehouse:
-    wh = Warehouse(spark, SCHEMA)
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.add_subscription("s1")
-    wh.append_queue(
-        [
-            {
-                "subscriber": "s1",
-                "generation": 0,
-                "tran_id": "t1",
-                "tran_seq": 1,
-                "command_seq": 1,
-                "article": "customers",
-                "op": "I",
-                "row_key": '{"customer_id":1}',
-                "old_version": None,
-                "new_version": "11111111-0000-4000-8000-000000000001",
-                "new_row": '{"customer_id":1,"city":"x"}',
-                "old_row": None,
-                "enqueued_at": datetime(2026, 1, 1),
-            }
-        ]
-    )
-    return wh
-
-
-def _hold_lock(
-    wh: Warehouse,
-    pid: int,
-    *,
-    token: str = "0" * 32,
-    invocation_id: str = "other",
-    lease: int | None = None,
-    age_seconds: int = 0,
-) -> None:
-    """What another process's run holds: the lock table naming it, with its lease row (no lease:
-    a plain dbt run; `age_seconds`: how long ago it was last renewed)."""
-    wh.spark.sql(
-        f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
-        f"'qrepl.holder' = 'qrepl run pid={pid} host={socket.gethostname()}', "
-        f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
-        f"as select '{token}' as token, cast(0 as bigint) as renewals, "
-        f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
-        f"cast({'null' if lease is None else lease} as int) as lease_seconds"
-    )
+    return one_insert_queued(spark, SCHEMA)
 
 
 def _dead_pid() -> int:
@@ -87,19 +36,15 @@ def _dead_pid() -> int:
     )
 
 
-def _batches(wh: Warehouse) -> int:
-    return len(wh.rows_of("queue_reader_history"))
-
-
 def test_a_second_reader_fails_fast_naming_the_holder(wh):
-    _hold_lock(wh, os.getppid())  # a live process
+    hold_lock(wh, os.getppid())  # a live process
     with pytest.raises(RunLocked, match=f"already running .*pid={os.getppid()}"):
         run_reader(SCHEMA, echo=lambda _: None)
     # plain `dbt run` (what a scheduler runs against a Thrift server) is refused by the
     # project itself, before any model: nothing is cut, judged or applied
     with pytest.raises(DbtError):
         dbt_invoke(["run"], SCHEMA)
-    assert _batches(wh) == 0 and not wh.exists("int_batch_commands")
+    assert batches(wh) == 0 and not wh.exists("int_batch_commands")
     assert current_holder(wh).invocation_id == "other"  # the refused run never touched it
 
     result = CliRunner().invoke(main, ["run", "--schema", SCHEMA])
@@ -109,31 +54,31 @@ def test_a_second_reader_fails_fast_naming_the_holder(wh):
     result = CliRunner().invoke(main, ["unlock", "--schema", SCHEMA])
     assert result.exit_code == 0 and f"pid={os.getppid()}" in result.output
     run_reader(SCHEMA, echo=lambda _: None)
-    assert _batches(wh) == 1 and current_holder(wh) is None  # released at the end of the run
+    assert batches(wh) == 1 and current_holder(wh) is None  # released at the end of the run
 
 
 def test_a_lock_whose_lease_expired_is_recovered(wh):
-    _hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
+    hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
     lines: list[str] = []
     run_reader(SCHEMA, echo=lines.append)
     assert any("recovered the run lock left by a dead process" in line for line in lines)
-    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert batches(wh) == 1 and current_holder(wh) is None
 
 
 def test_a_live_reader_in_another_container_with_this_host_name_is_not_judged_dead(wh):
     """Issue 39: liveness was "this pid exists on a host of this name"; a reader in another
     container with the same host name has a pid that does not exist here. Its lease is live."""
-    _hold_lock(wh, _dead_pid(), lease=300, age_seconds=0)
+    hold_lock(wh, _dead_pid(), lease=300, age_seconds=0)
     with pytest.raises(RunLocked, match="already running"):
         run_reader(SCHEMA, echo=lambda _: None)
-    assert _batches(wh) == 0 and current_holder(wh).invocation_id == "other"
+    assert batches(wh) == 0 and current_holder(wh).invocation_id == "other"
 
 
 def test_recovery_removes_only_the_holder_it_judged_dead(wh, monkeypatch):
     """Issue 39: two sessions recover one dead lock. A judges the holder dead; B recovers the
     same lock and takes a fresh one; A's recovery must not then drop B's lock (before the fix
     it dropped whoever held the lock, and A and B both cut the batch)."""
-    _hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
+    hold_lock(wh, _dead_pid(), lease=5, age_seconds=60)
     b = Warehouse(wh.spark.newSession(), SCHEMA)
     real = run_lock.current_holder
     state = {"calls": 0}
@@ -143,7 +88,7 @@ def test_recovery_removes_only_the_holder_it_judged_dead(wh, monkeypatch):
         holder = real(w)
         if state["calls"] == 1:  # A has read the dead holder; B now recovers it and locks
             assert run_lock.recover_dead_lock(b) is not None
-            _hold_lock(b, os.getpid(), token="b" * 32, invocation_id="B", lease=300)
+            hold_lock(b, os.getpid(), token="b" * 32, invocation_id="B", lease=300)
         return holder
 
     monkeypatch.setattr(run_lock, "current_holder", a_reads_then_b_races)
@@ -152,7 +97,7 @@ def test_recovery_removes_only_the_holder_it_judged_dead(wh, monkeypatch):
     assert current_holder(wh).invocation_id == "B"  # B's lock stands
     with pytest.raises(RunLocked, match="already running"):
         run_reader(SCHEMA, echo=lambda _: None)
-    assert _batches(wh) == 0
+    assert batches(wh) == 0
 
 
 def test_qrepl_run_renews_its_lease_while_it_runs(wh, monkeypatch):
@@ -175,13 +120,13 @@ def test_qrepl_run_renews_its_lease_while_it_runs(wh, monkeypatch):
     finally:
         done.set()
         watcher.join()
-    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert batches(wh) == 1 and current_holder(wh) is None
     assert seen and all(lease == 4 for lease, _ in seen)
     assert max(renewals for _, renewals in seen) >= 2, seen
 
 
 def test_unlock_refuses_a_live_lease_and_removes_it_with_force(wh):
-    _hold_lock(wh, os.getpid(), lease=300)
+    hold_lock(wh, os.getpid(), lease=300)
     result = CliRunner().invoke(main, ["unlock", "--schema", SCHEMA])
     assert result.exit_code == 1 and result.output.count("\n") == 1
     assert "held by a live queue reader" in result.output and "--force" in result.output
@@ -192,14 +137,14 @@ def test_unlock_refuses_a_live_lease_and_removes_it_with_force(wh):
 
 
 def test_wait_runs_once_the_holder_releases(wh):
-    _hold_lock(wh, os.getppid())
+    hold_lock(wh, os.getppid())
     release = threading.Timer(3.0, lambda: wh.spark.sql(f"drop table {wh.table(LOCK_TABLE)} purge"))
     release.start()
     lines: list[str] = []
     run_reader(SCHEMA, echo=lines.append, wait_seconds=300)
     release.join()
     assert any(line.startswith("waiting for the queue reader") for line in lines)
-    assert _batches(wh) == 1
+    assert batches(wh) == 1
 
 
 def test_a_run_on_a_schema_without_a_publication_says_so_in_one_line(spark):

@@ -5,81 +5,27 @@ abandoned-lock cleanup keeps a writer's lock that is heartbeated."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
-from datetime import datetime
 
 import pytest
 from pyspark.sql import SparkSession
 
-from qrepl.core.model import publication_from_dict
 from qrepl.services.service import run_reader
 from qrepl.storage.dbt_runner import dbt_invoke
 from qrepl.storage.run_lock import LOCK_TABLE, LeaseKeeper, RunLocked, current_holder
 from qrepl.storage.spark import METASTORE_LOCK_TIMEOUT_SECONDS, hive_conf, remove_abandoned_locks
 from qrepl.storage.warehouse import Warehouse
+from run_lock_fixtures import batches, hold_lock, one_insert_queued
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_lock_edge"
-PUBLICATION = {
-    "publication": "sales",
-    "policy": "publisher_wins",
-    "articles": [{"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}],
-}
 
 
 @pytest.fixture()
 def wh(spark) -> Warehouse:
-    wh = Warehouse(spark, SCHEMA)
-    wh.drop_schema()
-    wh.write_publication(publication_from_dict(PUBLICATION))
-    wh.add_subscription("s1")
-    wh.append_queue(
-        [
-            {
-                "subscriber": "s1",
-                "generation": 0,
-                "tran_id": "t1",
-                "tran_seq": 1,
-                "command_seq": 1,
-                "article": "customers",
-                "op": "I",
-                "row_key": '{"customer_id":1}',
-                "old_version": None,
-                "new_version": "11111111-0000-4000-8000-000000000001",
-                "new_row": '{"customer_id":1,"city":"x"}',
-                "old_row": None,
-                "enqueued_at": datetime(2026, 1, 1),
-            }
-        ]
-    )
-    return wh
-
-
-def _hold_lock(
-    wh: Warehouse,
-    *,
-    token: str = "0" * 32,
-    invocation_id: str = "other",
-    lease: int | None = None,
-    age_seconds: int = 0,
-) -> None:
-    """Another process's lock: its lease row as that process wrote it (`age_seconds` before the
-    judge's clock; negative: a holder whose clock is ahead of the judge's)."""
-    wh.spark.sql(
-        f"create table {wh.table(LOCK_TABLE)} using iceberg tblproperties ("
-        f"'qrepl.holder' = 'qrepl run pid=1 host={socket.gethostname()}', "
-        f"'qrepl.invocation_id' = '{invocation_id}', 'qrepl.acquired_at' = '2026-01-01 00:00:00 UTC') "
-        f"as select '{token}' as token, cast(0 as bigint) as renewals, "
-        f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {age_seconds}) as renewed_at, "
-        f"cast({'null' if lease is None else lease} as int) as lease_seconds"
-    )
-
-
-def _batches(wh: Warehouse) -> int:
-    return len(wh.rows_of("queue_reader_history"))
+    return one_insert_queued(spark, SCHEMA)
 
 
 class _SkewedHolder:
@@ -119,24 +65,24 @@ def test_a_live_reader_whose_clock_is_behind_is_not_judged_dead(wh):
     it renews every lease/4 as `qrepl run` does: the judge watches its renewal counter on its
     own clock and sees it move (before: judged dead at once, its lock recovered, and a second
     run went on)."""
-    _hold_lock(wh, token="a" * 32, lease=20, age_seconds=600)
+    hold_lock(wh, token="a" * 32, lease=20, age_seconds=600)
     with _SkewedHolder(wh, "a" * 32, behind=600, every=5.0):
         with pytest.raises(RunLocked, match="already running"):
             run_reader(SCHEMA, echo=lambda _: None)
     holder = current_holder(wh)
     assert holder is not None and holder.token == "a" * 32 and holder.renewals > 0
-    assert _batches(wh) == 0
+    assert batches(wh) == 0
 
 
 def test_a_dead_reader_whose_clock_was_ahead_is_recovered(wh):
     """A holder whose clock ran ten minutes ahead died: its renewed_at lies in the judge's
     future, so the lease never looked expired (before: `--wait` timed out naming it). Its
     counter stops moving, and after one lease of the judge's own clock it is recovered."""
-    _hold_lock(wh, token="b" * 32, lease=3, age_seconds=-600)
+    hold_lock(wh, token="b" * 32, lease=3, age_seconds=-600)
     lines: list[str] = []
     run_reader(SCHEMA, echo=lines.append, wait_seconds=40)
     assert any("recovered the run lock left by a dead process" in line for line in lines), lines
-    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert batches(wh) == 1 and current_holder(wh) is None
 
 
 def test_lease_renewals_are_not_starved_by_a_long_stage(wh):
@@ -145,7 +91,7 @@ def test_lease_renewals_are_not_starved_by_a_long_stage(wh):
     holder was alive. Renewals run in a scheduler pool of their own: while a 40 s stage keeps
     both cores busy, no two renewals are a lease apart."""
     token, lease = "c" * 32, 8
-    _hold_lock(wh, token=token, lease=lease)
+    hold_lock(wh, token=token, lease=lease)
     renewed_at: list[float] = []
     with LeaseKeeper(wh, token, lease) as keeper:
         done = threading.Event()
@@ -204,7 +150,7 @@ def test_a_plain_dbt_run_renews_its_lease_as_its_models_start(wh, monkeypatch):
     finally:
         done.set()
         watcher.join()
-    assert _batches(wh) == 1 and current_holder(wh) is None
+    assert batches(wh) == 1 and current_holder(wh) is None
     assert seen and all(lease == 4 for lease, _ in seen), seen
     assert max(renewals for _, renewals in seen) >= 2, seen
 
@@ -226,7 +172,7 @@ def _swap_lock_before_release(wh: Warehouse, monkeypatch) -> dict:
             state["swapped"] = state["inside"] = True
             try:
                 real(wh.spark, f"drop table {wh.table(LOCK_TABLE)} purge")
-                _hold_lock(wh, token="d" * 32, invocation_id="D", lease=300)
+                hold_lock(wh, token="d" * 32, invocation_id="D", lease=300)
             finally:
                 state["inside"] = False
         return real(self, sqlQuery, *args, **kwargs)
@@ -239,7 +185,7 @@ def test_a_plain_dbt_runs_release_never_drops_a_lock_taken_in_between(wh, monkey
     state = _swap_lock_before_release(wh, monkeypatch)
     dbt_invoke(["run"], SCHEMA)
     monkeypatch.undo()
-    assert state["swapped"] and _batches(wh) == 1
+    assert state["swapped"] and batches(wh) == 1
     holder = current_holder(wh)
     assert holder is not None and holder.invocation_id == "D" and holder.token == "d" * 32
 
@@ -248,7 +194,7 @@ def test_a_qrepl_runs_release_never_drops_a_lock_taken_in_between(wh, monkeypatc
     state = _swap_lock_before_release(wh, monkeypatch)
     run_reader(SCHEMA, echo=lambda _: None)
     monkeypatch.undo()
-    assert state["swapped"] and _batches(wh) == 1
+    assert state["swapped"] and batches(wh) == 1
     holder = current_holder(wh)
     assert holder is not None and holder.invocation_id == "D" and holder.token == "d" * 32
 
@@ -262,7 +208,7 @@ def test_a_release_that_failed_between_its_claim_and_its_drop_is_finished_by_the
     from qrepl.storage.run_lock import release_if_mine
 
     token = "e" * 32
-    _hold_lock(wh, token=token, invocation_id="E", lease=300)
+    hold_lock(wh, token=token, invocation_id="E", lease=300)
     faults.arm_when(lambda label: label.startswith("python merge into") and LOCK_TABLE in label, faults.raise_fault)
     try:
         with pytest.raises(faults.InjectedFault):

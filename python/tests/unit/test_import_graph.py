@@ -147,3 +147,28 @@ def test_the_pure_core_needs_no_spark():
         assert not roots & {"pyspark", "py4j", "dbt"}, (
             f"{path.name} imports {sorted(roots & {'pyspark', 'py4j', 'dbt'})}"
         )
+
+
+LONG_FILE_LINES = 400
+LONG_FILE_REASON = "# over 400 lines: "
+
+
+def long_files_without_a_reason(root: Path = PACKAGE) -> list[str]:
+    """Every .py file under root longer than LONG_FILE_LINES whose first line is not
+    `# over 400 lines: <reason>` (README.md, Contributing), as 'path (N lines)'."""
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        if len(lines) <= LONG_FILE_LINES:
+            continue
+        first = lines[0] if lines else ""
+        if not (first.startswith(LONG_FILE_REASON) and first.removeprefix(LONG_FILE_REASON).strip()):
+            missing.append(f"{path.relative_to(root)} ({len(lines)} lines)")
+    return missing
+
+
+def test_a_file_over_400_lines_says_why_on_its_first_line():
+    """One concern per file: a longer file splits by concern or gives its reason at its top."""
+    assert long_files_without_a_reason() == [], (
+        f"split these by concern, or make their first line '{LONG_FILE_REASON}<reason>'"
+    )
