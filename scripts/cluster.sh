@@ -37,8 +37,8 @@ alive() {
 wait_port() {  # wait_port PORT PIDFILE NAME
     for i in $(seq 1 180); do
         if (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; then echo "$3 up after ${i}s"; return; fi
-        # twice, a second apart: while spark-class execs the JVM, /proc/PID/cmdline can read
-        # empty for an instant, and a starting server was once taken for a dead one
+        # twice, a second apart: a starting master was once taken for a dead one (its
+        # /proc/PID/cmdline, read as spark-class was starting the JVM, did not name it)
         alive "$2" || { sleep 1; alive "$2"; } || { echo "$3 died; see ${2%.pid}.log"; tail -20 "${2%.pid}.log"; exit 1; }
         sleep 1
     done

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from datetime import datetime
 
-from qrepl.core.model import publication_from_dict
+from qrepl.core.publication import publication_from_dict
 from qrepl.storage.run_lock import LOCK_TABLE
 from qrepl.storage.warehouse import Warehouse
 

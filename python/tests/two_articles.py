@@ -5,19 +5,12 @@ interleave a second writer with a named write (`spark/test_no_write_lost.py`,
 
 from __future__ import annotations
 
-from qrepl.core.model import publication_from_dict
-from qrepl.services.service import add_subscription
+from qrepl.core.publication import publication_from_dict
+from qrepl.services.subscriptions import add_subscription
 from qrepl.storage.replica import replica_schema
 from qrepl.storage.warehouse import Warehouse, new_version
+from races_cases import PUBLICATION  # the same two articles the queue cases use
 
-PUBLICATION = {
-    "publication": "sales",
-    "policy": "publisher_wins",
-    "articles": [
-        {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}},
-        {"name": "tags", "key": ["tag"], "columns": {"tag": "string", "note": "string"}},
-    ],
-}
 QUIET = {"echo": lambda _: None}
 
 
