@@ -27,7 +27,7 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
+test: $(STAMP) browser metastore-driver rest-driver  ## unit, scenario, property, fault, end-to-end and browser tests (and the REST catalog server)
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 \
 		--junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
