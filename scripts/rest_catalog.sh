@@ -61,6 +61,12 @@ start() {
     if [[ "$JDBC_URI" == jdbc:sqlite:* && ! -f "$SQLITE_JAR" ]]; then
         echo "rest_catalog.sh: SQLite JDBC driver missing: $SQLITE_JAR (run \`make rest-driver\`)"; exit 1
     fi
+    if [[ "${JDBC_URI,,}" == *password* ]]; then  # it would be on the server's command line
+        echo "rest_catalog.sh: QREPL_REST_JDBC_URI must not carry a password: put it in QREPL_REST_JDBC_PASSWORD_FILE"; exit 1
+    fi
+    if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then
+        echo "rest_catalog.sh: 127.0.0.1:$PORT is in use by another process (set QREPL_REST_PORT)"; exit 1
+    fi
     mkdir -p -m 700 "$STATE" "$DIR" "$WAREHOUSE"
     $PY -m qrepl.storage.spark ensure-secret "$TOKEN_FILE"
     local cp classes
@@ -75,7 +81,8 @@ start() {
         --jdbc-uri "$JDBC_URI" "${extra[@]}" > "$LOG" 2>&1 &
     echo $! > "$PIDFILE"
     for i in $(seq 1 120); do
-        if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && running; then echo "REST catalog up after ${i}s"; return; fi
+        # up: its own "listening" line logged (the port alone could be another process's)
+        if grep -q '^qrepl REST catalog on ' "$LOG" && running; then echo "REST catalog up after ${i}s"; return; fi
         kill -0 "$(cat "$PIDFILE")" 2>/dev/null || {
             echo "REST catalog died: $(grep -m1 'qrepl REST catalog:' "$LOG" || tail -1 "$LOG"); see $LOG"
             tail -20 "$LOG"; rm -f "$PIDFILE"; exit 1

@@ -217,6 +217,19 @@ def test_a_token_file_others_can_read_is_refused(tmp_path):
     assert not (tmp_path / "rest" / "rest.pid").exists()
 
 
+def test_start_refuses_a_busy_port_and_a_password_on_the_command_line(tmp_path):
+    env = {**os.environ, "QREPL_STATE_DIR": str(tmp_path)}
+    with socket.socket() as other:  # another process's port: never taken for the server
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        started = script("start", {**env, "QREPL_REST_PORT": str(other.getsockname()[1])})
+    assert started.returncode == 1 and "in use by another process" in started.stdout, started.stdout
+    uri = "jdbc:postgresql://127.0.0.1:5432/db?user=u&password=p"
+    started = script("start", {**env, "QREPL_REST_PORT": str(free_port()), "QREPL_REST_JDBC_URI": uri})
+    assert started.returncode == 1 and "must not carry a password" in started.stdout, started.stdout
+    assert not (tmp_path / "rest" / "rest.pid").exists()
+
+
 def test_the_script_stops_the_server_and_leaves_no_process(server):
     stopped = script("stop", server["env"])
     assert stopped.returncode == 0 and "REST catalog stopped" in stopped.stdout, stopped.stdout + stopped.stderr

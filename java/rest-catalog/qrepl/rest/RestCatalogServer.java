@@ -157,11 +157,22 @@ public final class RestCatalogServer {
     }
     Configuration hadoopConf = new Configuration();
     hadoopConf.set("fs.permissions.umask-mode", "077"); // metadata files: owner-only
-    Catalog catalog = CatalogUtil.buildIcebergCatalog("qrepl_rest", props, hadoopConf);
+    Catalog catalog;
+    HttpServer server;
+    try {
+      catalog = CatalogUtil.buildIcebergCatalog("qrepl_rest", props, hadoopConf);
+      server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+    } catch (Exception e) { // one line naming the cause first (the script shows it), then the trace
+      Throwable cause = e;
+      while (cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      System.err.println("qrepl REST catalog: cannot start: " + cause);
+      e.printStackTrace();
+      System.exit(1);
+      return;
+    }
     RestCatalogServer handler = new RestCatalogServer(catalog, token);
-
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
     ExecutorService pool = Executors.newFixedThreadPool(8);
     server.createContext("/", handler::handle);
     server.setExecutor(pool);
@@ -175,7 +186,7 @@ public final class RestCatalogServer {
                   System.err.println("qrepl REST catalog stopped");
                 }));
     server.start();
-    System.err.printf(
+    System.err.printf( // scripts/rest_catalog.sh waits for this line
         "qrepl REST catalog on http://127.0.0.1:%d (catalog %s, warehouse %s)%n",
         port, jdbcUri, props.get(CatalogProperties.WAREHOUSE_LOCATION));
   }
