@@ -13,7 +13,8 @@ MINUTES ?= 10
 PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
-	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test
+	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
+	rest-driver rest-start rest-stop
 .PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
@@ -26,7 +27,7 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser metastore-driver  ## unit, scenario, property, fault, end-to-end and browser tests
+test: $(STAMP) browser metastore-driver rest-driver  ## unit, scenario, property, fault, end-to-end and browser tests (and the REST catalog server)
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 \
 		--junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
@@ -63,6 +64,18 @@ metastore-driver:       ## Debian's PostgreSQL JDBC driver for a shared metastor
 	@test -f /usr/share/java/postgresql.jar || \
 		{ echo "installing the PostgreSQL JDBC driver (apt-get)"; \
 		  apt-get update -qq && apt-get install -y -qq libpostgresql-jdbc-java >/dev/null; }
+
+# -- an Iceberg REST catalog (test server, docs/deploying.md): Iceberg's handlers over a JDBC catalog
+rest-driver:            ## Debian's SQLite JDBC driver for the REST catalog test server's catalog
+	@test -f /usr/share/java/sqlite-jdbc.jar || \
+		{ echo "installing the SQLite JDBC driver (apt-get)"; \
+		  apt-get update -qq && apt-get install -y -qq libxerial-sqlite-jdbc-java >/dev/null; }
+
+rest-start: $(STAMP) rest-driver  ## the REST catalog on 127.0.0.1:8181 (QREPL_REST_PORT); bearer token in .qrepl_state/secrets/rest-token
+	bash scripts/rest_catalog.sh start
+
+rest-stop:              ## stops it (by its own pid)
+	bash scripts/rest_catalog.sh stop
 
 cluster-start: $(STAMP) ## a Spark standalone master + worker on 127.0.0.1 (7077; web UI 8080)
 	bash scripts/cluster.sh start

@@ -1,4 +1,4 @@
-"""`scripts/thrift.sh` and `scripts/cluster.sh` remember their servers' pids in files under the
+"""`scripts/thrift.sh`, `scripts/cluster.sh` and `scripts/rest_catalog.sh` remember their servers' pids in files under the
 state directory. After a crash or a reboot such a file names a pid the system may have given
 to any other process. `stop` must then stop nothing but say the file was stale, and `start`
 must not take that process for a running server. Here the stale pid is a live `sleep` of the
@@ -46,6 +46,15 @@ def test_cluster_stop_leaves_processes_that_reused_its_pids_alone(tmp_path, byst
     assert result.returncode == 0, result.stderr
     assert bystander.poll() is None, "stop killed a process that is not the cluster's"
     assert result.stdout.count("stale") == 2 and not list(cluster.glob("*.pid"))
+
+
+def test_rest_catalog_stop_leaves_a_process_that_reused_the_servers_pid_alone(tmp_path, bystander):
+    (tmp_path / "rest").mkdir()
+    (tmp_path / "rest" / "rest.pid").write_text(f"{bystander.pid}\n")
+    result = _stop("rest_catalog.sh", {"PATH": "/usr/bin:/bin", "QREPL_STATE_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert bystander.poll() is None, "stop killed a process that is not the REST catalog"
+    assert "stale" in result.stdout and not (tmp_path / "rest" / "rest.pid").exists()
 
 
 def test_a_pid_file_naming_the_server_itself_is_still_its_own(tmp_path):
