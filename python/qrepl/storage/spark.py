@@ -269,6 +269,10 @@ def rest_conf() -> dict[str, str]:
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.defaultCatalog": REST_CATALOG_NAME,
         f"spark.sql.catalog.{REST_CATALOG_NAME}": "org.apache.iceberg.spark.SparkCatalog",
+        # the current namespace, as `default` is spark_catalog's: without one a one-part name
+        # that is no temporary view (`drop view if exists <temp view>` after it is gone) names
+        # a view of no namespace, which Iceberg refuses ("Invalid view identifier")
+        f"spark.sql.catalog.{REST_CATALOG_NAME}.default-namespace": "default",
     }
     for catalog in ("spark_catalog", REST_CATALOG_NAME):
         conf.update({f"spark.sql.catalog.{catalog}.{k}": v for k, v in common.items()})
