@@ -12,9 +12,10 @@ Two metastores:
   URL): a Hive metastore on PostgreSQL shared by every qrepl JVM (the Thrift server, each
   Python process's session). `QREPL_WAREHOUSE` then names the warehouse directory they share.
 
-Or no metastore: `QREPL_CATALOG=rest` puts `spark_catalog` on an Iceberg REST catalog
+Or no metastore: `QREPL_CATALOG=rest` puts the session on an Iceberg REST catalog
 (QREPL_REST_URI, QREPL_REST_WAREHOUSE, QREPL_REST_PREFIX, the bearer token in the owner-only
-QREPL_REST_TOKEN_FILE); Spark's own session catalog underneath is then in-memory (rest_conf).
+QREPL_REST_TOKEN_FILE): the default catalog `qrepl_rest` and `spark_catalog` both on it, over an
+in-memory session catalog (rest_conf).
 """
 
 from __future__ import annotations

@@ -56,7 +56,9 @@ def plain(rows: list[dict]) -> list[dict]:
 
 def main(work: Path) -> None:
     from qrepl.services.capture import Subscriber
+    from qrepl.storage.replica import replica_schema
     from qrepl.storage.spark import get_spark, stop_spark
+    from qrepl.storage.table_formats import _is_iceberg
     from qrepl.storage.warehouse import Warehouse
 
     config = work / "sales.yml"
@@ -94,6 +96,20 @@ def main(work: Path) -> None:
         },
         "catalog": get_spark().conf.get("spark.sql.catalogImplementation"),
     }
+    # a view in the schema (as the marts derived from the log are): the Warehouse sees it and
+    # reads it, and dropping the schemas leaves nothing behind (REST: views are not in listTables)
+    spark = get_spark()
+    spark.sql(
+        f"create view {SCHEMA}.outcomes_v tblproperties ('k' = '1') as select * from {SCHEMA}.transaction_outcomes"
+    )
+    result["view"] = {"exists": wh.exists("outcomes_v"), "rows": len(wh.rows_of("outcomes_v", "tran_pos"))}
+    described = spark.sql(f"describe table extended {wh.article_table(wh.article('customers'))}").collect()
+    result["location"] = next(str(r[1]) for r in described if r[0] == "Location")
+    result["publisher_is_iceberg"] = _is_iceberg(spark, wh.article_table(wh.article("customers")))
+    for name in ("a", "b"):
+        Warehouse(spark, replica_schema(wh, name)).drop_schema()
+    wh.drop_schema()
+    result["schemas_left"] = [s for s in (SCHEMA, f"{SCHEMA}__a", f"{SCHEMA}__b") if spark.catalog.databaseExists(s)]
     stop_spark()
     print("RESULT " + json.dumps(result, sort_keys=True, default=str))
 

@@ -95,14 +95,20 @@ def test_publish_capture_run_distribute_on_the_rest_catalog(rest_server, tmp_pat
         ("2", "y", "20.00"),
     ]
     assert result["replicas"] == {"a": publisher, "b": publisher}
-    # the tables are the REST server's: its warehouse has the schema, the state dir no warehouse
-    assert (rest_server["warehouse"] / "qrepl_cat_e2e").is_dir()
+    # the tables are the REST server's: under its warehouse; the state has no metastore
+    assert result.pop("location").removeprefix("file:").startswith(str(rest_server["warehouse"]))
     state = tmp_path / "rest" / "state"
     assert not (state / "warehouse" / "qrepl_cat_e2e.db").exists() and not (state / "metastore_db").exists()
+    # a view the Warehouse sees and reads (Spark's catalog API does not list Iceberg views),
+    # a publisher table known as Iceberg, and the schemas dropped with their views
+    assert result["view"] == {"exists": True, "rows": 2}
+    assert result["publisher_is_iceberg"] is True
+    assert result["schemas_left"] == []
     token = rest_server["token_file"].read_text().strip()
     assert token not in done.stdout + done.stderr
     if os.environ.get("QREPL_REST_COMPARE_HIVE") == "1":  # the same loop on the Hive default
         on_hive, _ = loop(tmp_path / "hive", {})
         assert on_hive.pop("catalog") == "hive"
+        on_hive.pop("location")
         result.pop("catalog")
         assert result == on_hive
