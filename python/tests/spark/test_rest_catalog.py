@@ -11,30 +11,19 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import urllib.error
 import urllib.request
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from rest_server_script import free_port, script
 
 pytestmark = pytest.mark.spark
 
 PROJECT = Path(__file__).resolve().parents[3]
-SCRIPT = PROJECT / "scripts" / "rest_catalog.sh"
 CATALOG = "rest"
 NS = "qrepl_rest"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def script(command: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), command], env=env, capture_output=True, text=True, timeout=180)
 
 
 @pytest.fixture(scope="module")

@@ -12,29 +12,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rest_server_script import free_port, script
 
 pytestmark = pytest.mark.spark
 
 DRIVER = Path(__file__).with_name("rest_qrepl_driver.py")
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "rest_catalog.sh"
 QREPL_ENV = ("QREPL_CATALOG", "QREPL_REST_URI", "QREPL_REST_WAREHOUSE", "QREPL_REST_PREFIX", "QREPL_REST_TOKEN_FILE")
 V1, V2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def script(command: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), command], env=env, capture_output=True, text=True, timeout=180)
 
 
 @pytest.fixture(scope="module")
