@@ -1,0 +1,34 @@
+{%- materialization qrepl_view, adapter='spark' -%}
+  {#- A view that is created once and left alone while its definition is unchanged: a mart
+      derived from the batch log (int_queued_commands_judged, int_batch_commands) costs a run
+      no write and no commit. The definition's md5 is kept in the view's TBLPROPERTIES
+      (`qrepl.definition`); a run whose compiled SQL has another md5 drops the view and
+      creates it again. Not `create or replace view`: a replaced view in the Iceberg session
+      catalog keeps its first definition (docs/stack.md note 11). A relation of another kind
+      under the name (the table an earlier qrepl wrote) is dropped the same way: its rows are
+      derived again from the log. Killed between the drop and the create, the next run creates it. -#}
+  {%- set definition = local_md5(sql) -%}
+  {%- set existing = load_relation(this) -%}
+  {%- set up_to_date = false -%}
+  {%- if existing is not none and existing.is_view -%}
+    {%- set found = run_query("show tblproperties " ~ this ~ " ('qrepl.definition')") -%}
+    {%- set up_to_date = found.rows | length > 0 and found.rows[0][1] == definition -%}
+  {%- endif -%}
+  {{ run_hooks(pre_hooks) }}
+  {%- if up_to_date -%}
+    {%- call noop_statement('main', 'VIEW UP TO DATE') -%}
+      -- {{ this }}: definition {{ definition }} unchanged, nothing to do
+    {%- endcall -%}
+  {%- else -%}
+    {%- if existing is not none -%}
+      {%- do adapter.drop_relation(existing) -%}
+    {%- endif -%}
+    {%- call statement('main') -%}
+      create view {{ this }} tblproperties ('qrepl.definition' = '{{ definition }}') as
+      {{ sql }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(this.incorporate(type='view')) -%}
+  {%- endif -%}
+  {{ run_hooks(post_hooks) }}
+  {{ return({'relations': [this.incorporate(type='view')]}) }}
+{%- endmaterialization -%}
