@@ -4,9 +4,10 @@
       no write and no commit. The definition's md5 is kept in the view's TBLPROPERTIES
       (`qrepl.definition`); a run whose compiled SQL has another md5 drops the view and
       creates it again. Not `create or replace view`: a replaced view in the Iceberg session
-      catalog keeps its first definition (docs/stack.md note 11). A relation of another kind
-      under the name (the table an earlier qrepl wrote) is dropped the same way: its rows are
-      derived again from the log. Killed between the drop and the create, the next run creates it. -#}
+      catalog keeps its first definition (docs/stack.md note 11). A table under the name (the
+      mart an earlier qrepl wrote) is renamed `<name>_before_view`, kept, and said so: the view
+      derives its rows again from the log, and nothing a user had is dropped. Killed between
+      the drop (or rename) and the create, the next run creates it. -#}
   {%- set definition = local_md5(sql) -%}
   {%- set existing = load_relation(this) -%}
   {%- set up_to_date = false -%}
@@ -20,8 +21,18 @@
       -- {{ this }}: definition {{ definition }} unchanged, nothing to do
     {%- endcall -%}
   {%- else -%}
-    {%- if existing is not none -%}
+    {%- if existing is not none and existing.is_view -%}
       {%- do adapter.drop_relation(existing) -%}
+    {%- elif existing is not none -%}
+      {%- set kept = this.incorporate(path={'identifier': this.identifier ~ '_before_view'}) -%}
+      {%- if load_relation(kept) is not none -%}
+        {{ exceptions.raise_compiler_error("qrepl: " ~ this ~ " is a table and " ~ kept ~ " exists too: move one of them away, then run again") }}
+      {%- endif -%}
+      {%- call statement('keep_table', fetch_result=false) -%}
+        alter table {{ this }} rename to {{ kept }}
+      {%- endcall -%}
+      {%- do adapter.cache_renamed(existing, kept) -%}
+      {{ log("qrepl: " ~ this ~ " was a table; kept as " ~ kept ~ ", and " ~ this.identifier ~ " is now a view over the batch log", info=true) }}
     {%- endif -%}
     {%- call statement('main') -%}
       create view {{ this }} tblproperties ('qrepl.definition' = '{{ definition }}') as

@@ -143,3 +143,28 @@ def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
         (2, "home 2"),
         (3, "home 3"),
     ]
+
+
+def test_a_mart_table_from_before_is_kept_beside_its_view(spark):
+    """A store whose `transaction_outcomes` is still the table an earlier qrepl appended to:
+    the next run keeps that table, renamed `transaction_outcomes_before_view` with every row
+    it had, and puts the view over the batch log in its place; later runs leave both alone."""
+    wh = _setup(spark, PUBLICATION)
+    run_queue_reader(SCHEMA)  # creates every table and view
+    wh.append_queue([_command(1, 1, V(1), V(101))])
+    spark.sql(f"drop view {wh.table('transaction_outcomes')}")
+    spark.sql(
+        f"create table {wh.table('transaction_outcomes')} using iceberg as "
+        "select 's1' as subscriber, 'old' as tran_id, cast(1 as bigint) as batch_id, 1 as tran_pos, "
+        "'applied' as outcome, 'publisher_wins' as policy, current_timestamp() as processed_at"
+    )
+    result = run_queue_reader(SCHEMA)
+    assert "transaction_outcomes" not in _views_left_alone(result)  # made again, as a view
+    kept = wh.rows_of("transaction_outcomes_before_view")
+    assert [(r["tran_id"], r["outcome"]) for r in kept] == [("old", "applied")]
+    views = {t.name for t in spark.catalog.listTables(SCHEMA) if t.tableType == "VIEW"}
+    assert set(VIEWS) <= views
+    assert [(o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes")] == [
+        (2, "t1", "applied")
+    ]
+    assert "transaction_outcomes" in _views_left_alone(run_queue_reader(SCHEMA))
