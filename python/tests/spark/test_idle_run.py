@@ -23,7 +23,7 @@ SCHEMA = "qrepl_idle_run"
 ORDERS = {"name": "orders", "key": ["order_id"], "columns": {"order_id": "int", "note": "string"}}
 PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]}
 # the per-batch tables after the cut, and the cut's own two
-AFTER_THE_CUT = ["int_queued_commands_judged", "conflicts", "batch_applied"]
+AFTER_THE_CUT = ["int_batch_transactions", "int_queued_commands_judged", "conflicts", "batch_applied"]
 THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
 # the marts that are views over the batch log (materialization qrepl_view): created by the
 # first run, then never written
