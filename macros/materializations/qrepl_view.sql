@@ -10,6 +10,13 @@
       the drop (or rename) and the create, the next run creates it. -#}
   {%- set definition = local_md5(sql) -%}
   {%- set existing = load_relation(this) -%}
+  {%- if existing is none -%}
+    {#- on a REST catalog dbt-spark lists relations with `show tables`, which leaves Iceberg
+        views out: ask for the view itself (one statement, on the first run only on Hive) -#}
+    {%- if run_query("show views in " ~ this.schema ~ " like '" ~ this.identifier ~ "'").rows | length > 0 -%}
+      {%- set existing = this.incorporate(type='view') -%}
+    {%- endif -%}
+  {%- endif -%}
   {%- set up_to_date = false -%}
   {%- if existing is not none and existing.is_view -%}
     {%- set found = run_query("show tblproperties " ~ this ~ " ('qrepl.definition')") -%}
