@@ -11,6 +11,11 @@ Two metastores:
 * `QREPL_METASTORE=postgresql://user:password@host:port/database` (or a `jdbc:postgresql://`
   URL): a Hive metastore on PostgreSQL shared by every qrepl JVM (the Thrift server, each
   Python process's session). `QREPL_WAREHOUSE` then names the warehouse directory they share.
+
+Or no metastore: `QREPL_CATALOG=rest` puts the session on an Iceberg REST catalog
+(QREPL_REST_URI, QREPL_REST_WAREHOUSE, QREPL_REST_PREFIX, the bearer token in the owner-only
+QREPL_REST_TOKEN_FILE): the default catalog `qrepl_rest` and `spark_catalog` both on it, over an
+in-memory session catalog (rest_conf).
 """
 
 from __future__ import annotations
@@ -103,7 +108,14 @@ def state_dir() -> Path:
 # spark-submit command line, which `ps` shows to every user (docs/security.md).
 # a metastore table lock not heartbeaten for this long is abandoned (remove_abandoned_locks)
 METASTORE_LOCK_TIMEOUT_SECONDS = 60
-SECRET_KEYS = frozenset({"spark.hadoop.javax.jdo.option.ConnectionPassword", "spark.authenticate.secret"})
+SECRET_KEYS = frozenset(
+    {
+        "spark.hadoop.javax.jdo.option.ConnectionPassword",
+        "spark.authenticate.secret",
+        "spark.sql.catalog.spark_catalog.token",
+        "spark.sql.catalog.qrepl_rest.token",  # REST_CATALOG_NAME (rest_conf)
+    }
+)
 
 
 def is_secret_setting(key: str, value: str) -> bool:
@@ -194,6 +206,80 @@ def postgresql_jdbc_jar() -> Path:
     return jar
 
 
+CATALOGS = ("hive", "rest")
+# On a REST catalog the session's default catalog: Iceberg's SparkCatalog over the REST catalog,
+# so that unqualified names (every model, macro and Python statement: `schema.table`) resolve in
+# it as a v2 catalog. A name no schema of qrepl's may take: `<schema>.<table>` would then name
+# a table of this catalog.
+REST_CATALOG_NAME = "qrepl_rest"
+
+
+def catalog_kind() -> str:
+    """QREPL_CATALOG: `hive` (the default: a Hive metastore) or `rest` (an Iceberg REST catalog)."""
+    kind = os.environ.get("QREPL_CATALOG", "").strip().lower() or "hive"
+    if kind not in CATALOGS:
+        raise RuntimeError(f"QREPL_CATALOG must be one of {', '.join(CATALOGS)}, got {kind!r}")
+    if kind == "rest" and metastore_url() is not None:
+        raise RuntimeError("QREPL_METASTORE names a Hive metastore: unset it when QREPL_CATALOG=rest")
+    return kind
+
+
+def on_rest_catalog() -> bool:
+    return catalog_kind() == "rest"
+
+
+def rest_conf() -> dict[str, str]:
+    """The session on an Iceberg REST catalog (QREPL_CATALOG=rest), two Spark catalogs over it:
+
+    * the default catalog `qrepl_rest`, Iceberg's SparkCatalog (type=rest): unqualified names
+      resolve here, as a v2 catalog. `spark_catalog` cannot be that default: Spark answers
+      `show tables` / `show table extended` in spark_catalog from its own (v1) session catalog,
+      which knows no REST table, so dbt-spark's relation cache, qrepl's run lock (`show tables
+      ... like`) and `spark.catalog.listTables` would see an empty schema. In a v2 catalog `show
+      tables` lists the REST catalog, and `show table extended` fails with "not supported for
+      v2 tables", on which dbt-spark lists by `show tables` + `describe table extended`.
+    * `spark_catalog`, Iceberg's SparkSessionCatalog (type=rest, the same server): the macros'
+      `call spark_catalog.system.*` procedures find the same tables there.
+
+    Spark's session catalog underneath is in-memory: every qrepl table is Iceberg, kept by the
+    REST catalog; no metastore, no Derby, no Hive locks (the catalog's 409 on a stale commit is
+    the compare-and-swap)."""
+    uri = os.environ.get("QREPL_REST_URI", "").strip()
+    if not uri:
+        raise RuntimeError("QREPL_CATALOG=rest needs QREPL_REST_URI (the catalog's URL, e.g. http://127.0.0.1:8181)")
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RuntimeError(f"QREPL_REST_URI must be an http(s):// URL, got {uri.split('@')[-1]!r}")
+    if parts.username or parts.password:
+        raise RuntimeError("QREPL_REST_URI must not carry credentials: put the token in QREPL_REST_TOKEN_FILE")
+    token_file = os.environ.get("QREPL_REST_TOKEN_FILE", "").strip()
+    if not token_file:
+        raise RuntimeError(
+            "QREPL_CATALOG=rest needs QREPL_REST_TOKEN_FILE (an owner-only file holding the bearer token)"
+        )
+    path = Path(token_file).expanduser()
+    if not path.is_file():
+        raise RuntimeError(f"QREPL_REST_TOKEN_FILE {path} does not exist")
+    token = read_secret(path)  # refuses a file others can read
+    common = {"type": "rest", "uri": uri.rstrip("/"), "cache-enabled": "false"}
+    for name, var in (("warehouse", "QREPL_REST_WAREHOUSE"), ("prefix", "QREPL_REST_PREFIX")):
+        if value := os.environ.get(var, "").strip():
+            common[name] = value
+    common["token"] = token
+    conf = {
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.defaultCatalog": REST_CATALOG_NAME,
+        f"spark.sql.catalog.{REST_CATALOG_NAME}": "org.apache.iceberg.spark.SparkCatalog",
+        # the current namespace, as `default` is spark_catalog's: without one a one-part name
+        # that is no temporary view (`drop view if exists <temp view>` after it is gone) names
+        # a view of no namespace, which Iceberg refuses ("Invalid view identifier")
+        f"spark.sql.catalog.{REST_CATALOG_NAME}.default-namespace": "default",
+    }
+    for catalog in ("spark_catalog", REST_CATALOG_NAME):
+        conf.update({f"spark.sql.catalog.{catalog}.{k}": v for k, v in common.items()})
+    return conf
+
+
 def metastore_url() -> str | None:
     """QREPL_METASTORE, or None for the embedded Derby metastore."""
     return os.environ.get("QREPL_METASTORE", "").strip() or None
@@ -262,7 +348,8 @@ def driver_class_path() -> str:
 
 def spark_conf(state: Path | None = None) -> dict[str, str]:
     state = state or state_dir()
-    return {
+    rest = on_rest_catalog()
+    conf = {
         "spark.master": os.environ.get("QREPL_SPARK_MASTER", "local[2]"),
         "spark.app.name": "qrepl",
         "spark.driver.memory": os.environ.get("QREPL_DRIVER_MEMORY", "4g"),
@@ -280,7 +367,8 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # off here, and "simple" is the cheapest text
         "spark.sql.ui.explainMode": "simple",
         "spark.sql.warehouse.dir": warehouse_dir(state),
-        "spark.sql.catalogImplementation": "hive",
+        # on a REST catalog the Hive settings below stay (profiles.yml cannot drop keys) unused
+        "spark.sql.catalogImplementation": "in-memory" if rest else "hive",  # rest_conf
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         **metastore_conf(state),
         "spark.hadoop.hive.metastore.schema.verification": "false",
@@ -310,7 +398,7 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         "spark.jars": str(state / "conf" / ICEBERG_JAR_LINK),
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
-        "spark.sql.catalog.spark_catalog.type": "hive",
+        "spark.sql.catalog.spark_catalog.type": "rest" if rest else "hive",
         "spark.sql.catalog.spark_catalog.cache-enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
@@ -337,6 +425,9 @@ def spark_conf(state: Path | None = None) -> dict[str, str]:
         # the master's web UI cannot kill applications (it has no authentication)
         "spark.ui.killEnabled": "false",
     }
+    if rest:
+        conf.update(rest_conf())
+    return conf
 
 
 def write_spark_conf_dir(state: Path | None = None) -> Path:
@@ -412,9 +503,12 @@ def get_spark():
     for k, v in spark_conf(state).items():
         if jvm_running or not is_secret_setting(k, v):
             builder = builder.config(k, v)
-    spark = builder.enableHiveSupport().getOrCreate()
+    if not on_rest_catalog():
+        builder = builder.enableHiveSupport()
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    _ensure_hive_lock_tables(spark, state)
+    if not on_rest_catalog():
+        _ensure_hive_lock_tables(spark, state)
     from .faults import install_from_env
 
     install_from_env()  # the crash tests' fault points; nothing happens unless QREPL_FAULT is set
@@ -463,7 +557,10 @@ def remove_abandoned_locks(spark, state: Path | None = None):
     15 minutes). A standalone Hive metastore removes such locks from a housekeeping thread; the
     metastore qrepl embeds in each JVM (Hive 2.3.9) never does, so `qrepl run` calls this
     (TxnHandler.performTimeOuts, on the same metastore database) when it starts and at each
-    renewal of its lease."""
+    renewal of its lease. On a REST catalog there are no such locks (the catalog's 409 on a
+    stale commit is the compare-and-swap): nothing to remove, None."""
+    if on_rest_catalog():
+        return None
     store = spark._jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(hive_conf(spark, state))
     store.performTimeOuts()
     return store
@@ -474,6 +571,8 @@ def expire_abandoned_locks(spark, schema: str, table: str, state: Path | None = 
     and `qrepl unlock` wait while a lock is still held rather than commit into it."""
     jvm = spark._jvm
     store = remove_abandoned_locks(spark, state)
+    if store is None:  # a REST catalog: no metastore locks
+        return 0
     request = jvm.org.apache.hadoop.hive.metastore.api.ShowLocksRequest()
     request.setDbname(schema)
     request.setTablename(table)
@@ -567,6 +666,8 @@ def stop_spark() -> None:
 def init_metastore() -> None:
     """Create the metastore schema and the Hive lock tables before any other JVM uses them
     (the deployment scripts call this once, right after starting PostgreSQL)."""
+    if on_rest_catalog():
+        raise RuntimeError("QREPL_CATALOG=rest has no metastore to initialize")
     spark = get_spark()
     # every kind of metastore object qrepl creates, once: their tables exist before other JVMs
     # (and other connections of one JVM) need them

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .faults import point_comment
+from .spark import on_rest_catalog
 from .tables import (  # noqa: F401  (the Python tables' DDL, re-exported for the modules that write them)
     ARTICLES_SCHEMA,
     IMMEDIATE_REJECTIONS_SCHEMA,
@@ -134,7 +135,16 @@ class Warehouse:
         return {r.article: r.snapshot_id for r in rows}
 
     def exists(self, name: str) -> bool:
-        return self.spark.catalog.tableExists(self.table(name))
+        """A table or view of the schema. On a REST catalog an Iceberg view is one Spark's own
+        catalog API does not see (spark.catalog.tableExists says False): `show views` does."""
+        return self.spark.catalog.tableExists(self.table(name)) or (on_rest_catalog() and name in self._views())
+
+    def _views(self) -> set[str]:
+        """The schema's views as `show views` lists them (an Iceberg catalog's too); none if the
+        schema does not exist."""
+        if not self.spark.catalog.databaseExists(self.schema):
+            return set()
+        return {r.viewName for r in self.spark.sql(f"show views in {self.schema}").collect() if not r.isTemporary}
 
     def _create(self, name: str, ddl: str) -> None:
         self.spark.sql(
@@ -189,6 +199,9 @@ class Warehouse:
                         f"drop {kind} if exists {self.schema}.{check_identifier(t.name, 'table')}"
                         + (" purge" if kind == "table" else "")
                     )
+            if on_rest_catalog():  # Iceberg views, which listTables leaves out there
+                for view in self._views():
+                    self.spark.sql(f"drop view if exists {self.schema}.{check_identifier(view, 'view')}")
             self.spark.sql(f"drop database if exists {self.schema} cascade")
 
     def read_publication(self) -> Publication | None:

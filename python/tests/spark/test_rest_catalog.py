@@ -1,10 +1,10 @@
 """The project's Iceberg REST catalog test server (java/rest-catalog/, scripts/rest_catalog.sh):
 started by its script on 127.0.0.1, reached by Spark's RESTCatalog (a named `rest` catalog on
 the test session) with a bearer token. Spark creates a namespace and a table, inserts and
-MERGEs through it, and reads exact values back; a request without the token, or with a
+MERGEs through it, and reads exact values back; creates, replaces and drops views; a request without the token, or with a
 wrong one, gets 401; of two commits based on the same snapshot, the second gets 409
 CommitFailedException (the compare-and-swap a concurrent writer meets); the script's stop
-leaves no process. Nothing of qrepl runs on the REST catalog here: this is the server."""
+leaves no process. This is the server; test_rest_catalog_qrepl.py runs qrepl on it."""
 
 from __future__ import annotations
 
@@ -198,6 +198,51 @@ def test_the_second_of_two_commits_on_the_same_snapshot_gets_409(rest, server):
         (2, "bob", Decimal("20.00")),
         (3, "cy", Decimal("30.25")),
     ]
+
+
+def test_spark_creates_replaces_by_drop_and_loads_views_through_the_rest_catalog(rest, server):
+    """The view endpoints (advertised in /v1/config): what dbt's view materialization does,
+    `create view ... tblproperties`, `show tblproperties`, `drop view` then create anew, and
+    `create or replace view` (a view commit), each read back through Spark and the server."""
+    status, config = call(server, "GET", "/v1/config")
+    assert status == 200
+    for endpoint in (
+        "POST /v1/{prefix}/namespaces/{namespace}/views",
+        "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "POST /v1/{prefix}/views/rename",
+    ):
+        assert endpoint in config["endpoints"], endpoint
+    view = f"{CATALOG}.{NS}.rich"
+    rest.sql(
+        f"create view {view} tblproperties ('qrepl.view_hash' = 'h1') as "
+        f"select id, name from {CATALOG}.{NS}.accounts where balance > 15"
+    )
+    assert rest.sql(f"show tblproperties {view} ('qrepl.view_hash')").collect()[0].value == "h1"
+    assert [tuple(r) for r in rest.sql(f"select * from {view} order by id").collect()] == [(2, "bob"), (3, "cy")]
+    assert [r.viewName for r in rest.sql(f"show views in {CATALOG}.{NS}").collect()] == ["rich"]
+    status, loaded = call(server, "GET", f"/v1/namespaces/{NS}/views/rich")
+    assert status == 200 and loaded["metadata"]["properties"]["qrepl.view_hash"] == "h1"
+    assert "balance > 15" in loaded["metadata"]["versions"][-1]["representations"][0]["sql"]
+    assert call(server, "HEAD", f"/v1/namespaces/{NS}/views/rich")[0] == 204
+
+    rest.sql(f"drop view {view}")  # replaced by drop: a new view, new properties and query
+    assert call(server, "HEAD", f"/v1/namespaces/{NS}/views/rich")[0] == 404
+    rest.sql(
+        f"create view {view} tblproperties ('qrepl.view_hash' = 'h2') as "
+        f"select id, balance from {CATALOG}.{NS}.accounts where balance > 25"
+    )
+    assert rest.sql(f"show tblproperties {view} ('qrepl.view_hash')").collect()[0].value == "h2"
+    assert [tuple(r) for r in rest.sql(f"select * from {view}").collect()] == [(3, Decimal("30.25"))]
+
+    rest.sql(f"create or replace view {view} as select name from {CATALOG}.{NS}.accounts where id = 1")
+    assert [tuple(r) for r in rest.sql(f"select * from {view}").collect()] == [("ann",)]
+    status, loaded = call(server, "GET", f"/v1/namespaces/{NS}/views/rich")
+    assert len(loaded["metadata"]["versions"]) == 2  # the replace is a second version of the view
+    rest.sql(f"drop view {view}")
+    assert call(server, "HEAD", f"/v1/namespaces/{NS}/views/rich")[0] == 404
+    assert rest.sql(f"show views in {CATALOG}.{NS}").collect() == []
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path):

@@ -25,6 +25,11 @@ QREPL_ENV = (
     "QREPL_SPARK_MASTER",
     "QREPL_DRIVER_MEMORY",
     "QREPL_STATE_DIR",
+    "QREPL_CATALOG",
+    "QREPL_REST_URI",
+    "QREPL_REST_WAREHOUSE",
+    "QREPL_REST_PREFIX",
+    "QREPL_REST_TOKEN_FILE",
 )
 
 
@@ -56,6 +61,37 @@ def test_the_profile_sets_the_session_spark_conf_sets(monkeypatch, tmp_path, whi
     expected = session_settings(monkeypatch, state, **env)
     actual = local_session_settings(profiles, {**{k: v for k, v in os.environ.items() if k not in QREPL_ENV}, **env})
     assert actual == expected
+
+
+@pytest.mark.parametrize("which", sorted(PROFILES))
+def test_on_a_rest_catalog_the_profile_sets_what_spark_conf_sets_but_the_catalogs_own(monkeypatch, tmp_path, which):
+    """QREPL_CATALOG=rest: the profile's keys are spark_conf's, with its values (in-memory
+    session catalog, spark_catalog of type rest); the REST catalog's own settings (URI,
+    warehouse, prefix, token, the default catalog) come from SPARK_CONF_DIR only: a profile
+    cannot hold keys for one catalog alone, nor a secret (builder settings reach argv)."""
+    profiles, _ = PROFILES[which]
+    state = tmp_path / "state"
+    token = tmp_path / "token"
+    token.write_text("t0ken\n")
+    token.chmod(0o600)
+    env = {
+        "QREPL_STATE_DIR": str(state),
+        "QREPL_CATALOG": "rest",
+        "QREPL_REST_URI": "http://127.0.0.1:8181",
+        "QREPL_REST_WAREHOUSE": "/srv/warehouse",
+        "QREPL_REST_PREFIX": "cat1",
+        "QREPL_REST_TOKEN_FILE": str(token),
+    }
+    on_hive = session_settings(monkeypatch, state, QREPL_STATE_DIR=str(state))
+    full = session_settings(monkeypatch, state, **env)
+    expected = {k: v for k, v in full.items() if k in on_hive}  # the same keys as on Hive
+    assert {"spark.sql.defaultCatalog", "spark.sql.catalog.qrepl_rest.uri"} <= set(full) - set(expected)
+    actual = local_session_settings(profiles, {**{k: v for k, v in os.environ.items() if k not in QREPL_ENV}, **env})
+    assert actual == expected
+    assert actual["spark.sql.catalogImplementation"] == "in-memory"
+    assert actual["spark.sql.catalog.spark_catalog.type"] == "rest"
+    assert "t0ken" not in str(actual) and "t0ken" not in str(full)  # the token reaches no builder
+    assert spark.spark_conf(state)["spark.sql.catalog.qrepl_rest.token"] == "t0ken"
 
 
 @pytest.mark.parametrize("which", sorted(PROFILES))

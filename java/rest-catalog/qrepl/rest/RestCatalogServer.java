@@ -29,6 +29,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -47,6 +48,7 @@ import org.apache.iceberg.rest.RESTSerializers;
 import org.apache.iceberg.rest.RESTUtil;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
+import org.apache.iceberg.rest.requests.CreateViewRequest;
 import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
@@ -69,8 +71,9 @@ import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.PropertyNamingSt
  * RESTCatalogServlet) does, on the JDK's HTTP server, with a bearer token and no servlet jars.
  *
  * <p>Binds 127.0.0.1 only. Every request must carry {@code Authorization: Bearer <token>}, the
- * token being the content of an owner-only file (never argv, never logged). Views are not
- * served (not advertised in /v1/config; their paths answer 404).
+ * token being the content of an owner-only file (never argv, never logged). Views are served
+ * too (the JdbcCatalog keeps them with its schema V1): list, create, load, exists, replace
+ * (a commit, 409 when its requirements no longer hold), rename and drop.
  *
  * <pre>
  * java -cp ICEBERG_JAR:SPARK_HOME/jars/*:JDBC_DRIVER:CLASSES qrepl.rest.RestCatalogServer \
@@ -106,15 +109,24 @@ public final class RestCatalogServer {
           Endpoint.V1_DELETE_TABLE,
           Endpoint.V1_RENAME_TABLE,
           Endpoint.V1_REGISTER_TABLE,
-          Endpoint.V1_REPORT_METRICS);
+          Endpoint.V1_REPORT_METRICS,
+          Endpoint.V1_LIST_VIEWS,
+          Endpoint.V1_LOAD_VIEW,
+          Endpoint.V1_VIEW_EXISTS,
+          Endpoint.V1_CREATE_VIEW,
+          Endpoint.V1_UPDATE_VIEW,
+          Endpoint.V1_DELETE_VIEW,
+          Endpoint.V1_RENAME_VIEW);
 
   private final Catalog catalog;
   private final SupportsNamespaces namespaces;
+  private final ViewCatalog views;
   private final byte[] expectedAuthorization;
 
   private RestCatalogServer(Catalog catalog, String token) {
     this.catalog = catalog;
     this.namespaces = (SupportsNamespaces) catalog;
+    this.views = (ViewCatalog) catalog; // JdbcCatalog is a BaseMetastoreViewCatalog
     this.expectedAuthorization = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
   }
 
@@ -264,13 +276,7 @@ public final class RestCatalogServer {
         return;
       }
       if (body == NO_ROUTE) {
-        boolean view = path.contains("views");
-        sendError(
-            exchange,
-            method,
-            view ? 404 : 400,
-            view ? "NoSuchViewException" : "BadRequestException",
-            view ? "views are not served by this catalog" : "No route for request: " + method + " " + rawPath);
+        sendError(exchange, method, 400, "BadRequestException", "No route for request: " + method + " " + rawPath);
       } else if (body == null) {
         exchange.sendResponseHeaders(204, -1);
       } else {
@@ -292,6 +298,10 @@ public final class RestCatalogServer {
     }
     if (n == 3 && first.equals("tables") && path.get(2).equals("rename") && method.equals("POST")) {
       CatalogHandlers.renameTable(catalog, read(in, RenameTableRequest.class));
+      return null;
+    }
+    if (n == 3 && first.equals("views") && path.get(2).equals("rename") && method.equals("POST")) {
+      CatalogHandlers.renameView(views, read(in, RenameTableRequest.class));
       return null;
     }
     if (!first.equals("namespaces")) {
@@ -336,6 +346,9 @@ public final class RestCatalogServer {
     if (n == 4 && kind.equals("register") && method.equals("POST")) {
       return CatalogHandlers.registerTable(catalog, ns, read(in, RegisterTableRequest.class));
     }
+    if (kind.equals("views")) {
+      return routeView(method, n, path, ns, query, in);
+    }
     if (!kind.equals("tables")) {
       return NO_ROUTE;
     }
@@ -377,6 +390,43 @@ public final class RestCatalogServer {
         } else {
           CatalogHandlers.dropTable(catalog, ident);
         }
+        return null;
+      default:
+        return NO_ROUTE;
+    }
+  }
+
+  /** /v1/namespaces/{ns}/views[/{view}]: the REST spec's view endpoints. */
+  private Object routeView(String method, int n, List<String> path, Namespace ns, Map<String, String> query, InputStream in)
+      throws IOException {
+    if (n == 4) {
+      switch (method) {
+        case "GET":
+          return query.containsKey("pageSize")
+              ? CatalogHandlers.listViews(views, ns, query.get("pageToken"), query.get("pageSize"))
+              : CatalogHandlers.listViews(views, ns);
+        case "POST":
+          CreateViewRequest request = read(in, CreateViewRequest.class);
+          request.validate();
+          return CatalogHandlers.createView(views, ns, request);
+        default:
+          return NO_ROUTE;
+      }
+    }
+    if (n != 5) {
+      return NO_ROUTE;
+    }
+    TableIdentifier ident = TableIdentifier.of(ns, RESTUtil.decodeString(path.get(4)));
+    switch (method) {
+      case "GET":
+        return CatalogHandlers.loadView(views, ident);
+      case "HEAD":
+        CatalogHandlers.viewExists(views, ident);
+        return null;
+      case "POST": // replace: a commit whose requirements (the view's uuid) must hold
+        return CatalogHandlers.updateView(views, ident, read(in, UpdateTableRequest.class));
+      case "DELETE":
+        CatalogHandlers.dropView(views, ident);
         return null;
       default:
         return NO_ROUTE;
