@@ -9,14 +9,17 @@
       derives its rows again from the log, and nothing a user had is dropped. Killed between
       the drop (or rename) and the create, the next run creates it. -#}
   {%- set definition = local_md5(sql) -%}
-  {%- set existing = load_relation(this) -%}
-  {%- if existing is none -%}
+  {%- set ns = namespace(existing=load_relation(this)) -%}
+  {%- if ns.existing is none -%}
     {#- on a REST catalog dbt-spark lists relations with `show tables`, which leaves Iceberg
-        views out: ask for the view itself (one statement, on the first run only on Hive) -#}
-    {%- if run_query("show views in " ~ this.schema ~ " like '" ~ this.identifier ~ "'").rows | length > 0 -%}
-      {%- set existing = this.incorporate(type='view') -%}
-    {%- endif -%}
+        views out: ask for the view itself, not a session's temporary view (one statement, on
+        the first run only on Hive) -#}
+    {%- for found in run_query("show views in " ~ this.schema ~ " like '" ~ this.identifier ~ "'").rows
+        if found[1] == this.identifier and found[2] in [false, 'false'] -%}
+      {%- set ns.existing = this.incorporate(type='view') -%}
+    {%- endfor -%}
   {%- endif -%}
+  {%- set existing = ns.existing -%}
   {%- set up_to_date = false -%}
   {%- if existing is not none and existing.is_view -%}
     {%- set found = run_query("show tblproperties " ~ this ~ " ('qrepl.definition')") -%}

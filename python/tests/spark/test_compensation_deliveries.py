@@ -33,7 +33,9 @@ def test_distribution_records_deliveries_in_its_own_table_and_leaves_the_mart_as
     mart_before = wh.rows_of("compensating_commands", "batch_id,subscriber,seq")
     assert _compensations(wh, "b") and "delivered_at" not in mart_before[0]
     distribute(wh.schema)
-    assert wh.rows_of("compensating_commands", "batch_id,subscriber,seq") == mart_before, "distribution wrote to dbt's mart"
+    assert wh.rows_of("compensating_commands", "batch_id,subscriber,seq") == mart_before, (
+        "distribution wrote to dbt's mart"
+    )
     assert set(compensation_delivery_times(wh)) == {("b", c["batch_id"], c["seq"]) for c in _compensations(wh, "b")}
     assert pending_compensations(wh, "b").isEmpty()
     distribute(wh.schema)  # nothing pending: nothing recorded twice
