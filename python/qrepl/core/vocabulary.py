@@ -156,7 +156,6 @@ QREPL_TABLES = frozenset(
         "queue_reader_history",
         # a mart table from before its view, kept (macros/materializations/qrepl_view.sql)
         "transaction_outcomes_before_view",
-        "publisher_changes_before_view",
         "compensating_commands_before_view",
         "reinit_requests_before_view",
         "queue_rejects_before_view",
