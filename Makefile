@@ -15,7 +15,7 @@ PACK ?= 25
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
 	rest-driver rest-start rest-stop
-.PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp
+.PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -123,6 +123,11 @@ bench-profile: $(STAMP) ## each step (CTE) of one model timed on a bench batch, 
 bench-writes: $(STAMP)  ## what a reader run writes, the first (it creates every table) and the next batch: dbt nodes, Iceberg commits per table, rows written per queued change (CHANGES=, ROWS=); counts, not times
 	rm -rf $(CURDIR)/.qrepl_state/bench-writes
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-writes $(PY) bench/run_writes.py \
+		$(if $(CHANGES),--changes $(CHANGES)) $(if $(ROWS),--rows $(ROWS))
+
+bench-statements: $(STAMP) ## one warm reader run statement by statement: per dbt node its statements and their seconds, and the time outside Spark (CHANGES=, ROWS=)
+	rm -rf $(CURDIR)/.qrepl_state/bench-statements
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-statements $(PY) bench/statements.py \
 		$(if $(CHANGES),--changes $(CHANGES)) $(if $(ROWS),--rows $(ROWS))
 
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)

@@ -202,7 +202,8 @@ final as (
         is_logged_conflict,
         outcome,
         policy,
-        subscriber_cut
+        subscriber_cut,
+        {{ qrepl_batch_time() }} as batched_at
     from outcomes
     where {{ batch_not_yet_written(batch_id) }}
 

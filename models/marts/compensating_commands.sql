@@ -1,16 +1,15 @@
-{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
-                'qrepl_rows_where': "outcome = 'rejected' and step_on_row = 1"}) }}
+{{ config(materialized='qrepl_view') }}
 /* One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
    command that makes the originating subscriber's row equal the publisher's at that point.
+   A view over the batch log (int_queued_commands_judged): a rejected transaction's first
+   command on each row, with the state it met there.
    Decides docs/spec.md 5.5 (publisher_wins). */
-{%- set batch_id = qrepl_batch_id() -%}
 
 with
 
 int_queued_commands_judged as (
 
     select * from {{ ref('int_queued_commands_judged') }}
-    where batch_id = {{ batch_id }}
 
 ),
 
@@ -18,7 +17,7 @@ first_touches_of_rejected as (
 
     select *
     from int_queued_commands_judged
-    where {{ qrepl_rows_where() }}
+    where outcome = 'rejected' and step_on_row = 1
 
 ),
 
@@ -32,9 +31,8 @@ final as (
         case when met_row_exists then 'upsert' else 'delete' end as op,
         case when met_row_exists then met_row end as row,
         batch_id,
-        row_number() over (partition by subscriber order by tran_pos, command_seq) as seq
+        row_number() over (partition by subscriber, batch_id order by tran_pos, command_seq) as seq
     from first_touches_of_rejected
-    where {{ batch_not_yet_written(batch_id) }}
 
 )
 

@@ -1,15 +1,14 @@
-{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_batch_commands',
-                'qrepl_rows_where': "reject_reason is not null"}) }}
-/* One row per quarantined queue row, with the reason; never blocks the good rows.
+{{ config(materialized='qrepl_view') }}
+/* One row per quarantined queue row, with the reason; never blocks the good rows. A view over
+   the frozen batches (int_batch_commands), where each quarantined command keeps its reason.
    Decides docs/spec.md 5.9 (Quarantine). */
-{%- set batch_id = qrepl_batch_id() -%}
 
 with
 
 int_batch_commands as (
 
     select * from {{ ref('int_batch_commands') }}
-    where batch_id = {{ batch_id }} and {{ qrepl_rows_where() }}
+    where reject_reason is not null
 
 ),
 
@@ -33,7 +32,6 @@ final as (
         batch_id,
         batched_at as rejected_at
     from int_batch_commands
-    where {{ batch_not_yet_written(batch_id) }}
 
 )
 

@@ -1,25 +1,22 @@
-{{ config(meta={'qrepl_skip_when': 'no_rows_for_batch', 'qrepl_rows_from': 'int_queued_commands_judged',
-                'qrepl_rows_where': "policy = 'publisher_wins_reinit' and tran_pos = subscriber_cut"}) }}
+{{ config(materialized='qrepl_view') }}
 /* One row per subscription a batch puts into reinit_pending (publisher_wins_reinit): its
    first conflicting transaction, and the subscription's generation when the batch was cut.
+   A view over the batch log (int_queued_commands_judged, int_batch_subscriptions).
    `batch_applied` marks the subscription only if it still has that generation, so finishing
    a crashed run never undoes a reinitialization completed in between.
    Decides docs/spec.md 5.6 (publisher_wins_reinit). */
-{%- set batch_id = qrepl_batch_id() -%}
 
 with
 
 int_queued_commands_judged as (
 
     select * from {{ ref('int_queued_commands_judged') }}
-    where batch_id = {{ batch_id }}
 
 ),
 
 int_batch_subscriptions as (
 
     select * from {{ ref('int_batch_subscriptions') }}
-    where batch_id = {{ batch_id }}
 
 ),
 
@@ -28,9 +25,10 @@ cuts as (
     select distinct
         subscriber,
         tran_id,
-        batch_id
+        batch_id,
+        batched_at
     from int_queued_commands_judged
-    where {{ qrepl_rows_where() }}
+    where policy = 'publisher_wins_reinit' and tran_pos = subscriber_cut
 
 ),
 
@@ -41,12 +39,13 @@ final as (
         cuts.batch_id,
         cuts.tran_id,
         concat('conflict in transaction ', cuts.tran_id) as reinit_reason,
-        {{ qrepl_batch_time() }} as reinit_requested_at,
+        cuts.batched_at as reinit_requested_at,
         int_batch_subscriptions.generation as subscription_generation
     from cuts
     inner join int_batch_subscriptions
-        on cuts.subscriber = int_batch_subscriptions.subscriber
-    where {{ batch_not_yet_written(batch_id) }}
+        on
+            cuts.subscriber = int_batch_subscriptions.subscriber
+            and cuts.batch_id = int_batch_subscriptions.batch_id
 
 )
 

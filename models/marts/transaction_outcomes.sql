@@ -1,16 +1,16 @@
-/* One row per processed queued transaction and its outcome. */
-{%- set batch_id = qrepl_batch_id() -%}
+{{ config(materialized='qrepl_view') }}
+/* One row per processed queued transaction and its outcome: a view over the batch log
+   (int_queued_commands_judged), whose every command carries its transaction's outcome. */
 
 with
 
 int_queued_commands_judged as (
 
     select * from {{ ref('int_queued_commands_judged') }}
-    where batch_id = {{ batch_id }}
 
 ),
 
-transactions as (
+final as (
 
     select distinct
         subscriber,
@@ -18,23 +18,9 @@ transactions as (
         batch_id,
         tran_pos,
         outcome,
-        policy
-    from int_queued_commands_judged
-
-),
-
-final as (
-
-    select
-        subscriber,
-        tran_id,
-        batch_id,
-        tran_pos,
-        outcome,
         policy,
-        {{ qrepl_batch_time() }} as processed_at
-    from transactions
-    where {{ batch_not_yet_written(batch_id) }}
+        batched_at as processed_at
+    from int_queued_commands_judged
 
 )
 

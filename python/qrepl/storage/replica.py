@@ -169,11 +169,14 @@ def _delivered_compensations(wh: Warehouse):
     """Every delivered compensating command (subscriber, batch_id, seq, delivered_at), the one
     rule for "delivered": a row of `compensation_deliveries`, which only this module writes (the
     mart `compensating_commands` is dbt's alone), or, in a store from before that table, a mark
-    in the mart's own `delivered_at` column, which still counts. None when nothing was ever
-    delivered."""
+    in the mart's own `delivered_at` column, which still counts: in the mart table, or in that
+    table kept as `compensating_commands_before_view` once the mart became a view over the
+    batch log (macros/materializations/qrepl_view.sql). None when nothing was ever delivered."""
     parts = []
-    if wh.exists("compensating_commands"):
-        comp = wh.spark.table(wh.table("compensating_commands"))
+    for name in ("compensating_commands", "compensating_commands_before_view"):
+        if not wh.exists(name):
+            continue
+        comp = wh.spark.table(wh.table(name))
         if "delivered_at" in comp.columns:
             parts.append(
                 comp.where(comp.delivered_at.isNotNull()).select("subscriber", "batch_id", "seq", "delivered_at")
@@ -184,7 +187,10 @@ def _delivered_compensations(wh: Warehouse):
         )
     if not parts:
         return None
-    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    done = parts[0]
+    for part in parts[1:]:
+        done = done.unionByName(part)
+    return done
 
 
 def pending_compensations(wh: Warehouse, subscriber: str):

@@ -125,8 +125,8 @@ OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
 # write that the predicate names (its label, qrepl.storage.faults), and so, for the run:
 # "before" its trigger examined the table, after that and before its MERGE ("cut"), or
 # "after" its MERGE. Each of these writes happens in every run that takes a batch, except
-# those of CONDITIONAL_POINTS: only when the batch has rows for them (a conflict, a
-# compensating command, a publisher change); an outside write due at a point the run did not
+# those of CONDITIONAL_POINTS: only when the batch has rows for them (a conflict, a publisher
+# change); the marts that are views over the batch log write nothing in a run. An outside write due at a point the run did not
 # make fails the replay.
 RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "run_lock": (
@@ -140,10 +140,8 @@ RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
             "int_batch_commands",
             "int_batch_transactions",
             "int_queued_commands_judged",
-            "compensating_commands",
             "conflicts",
             "publisher_changes",
-            "transaction_outcomes",
         )
     },
     # the node's last write, its own table's: after every publisher MERGE and stamp record
@@ -155,7 +153,7 @@ RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "queue_reader_history": ("after", lambda label: label.startswith("model.qrepl.queue_reader_history ")),
 }
 
-CONDITIONAL_POINTS = frozenset({"compensating_commands", "conflicts", "publisher_changes"})
+CONDITIONAL_POINTS = frozenset({"conflicts", "publisher_changes"})
 
 
 def _check_outside_write(name: str, i: int, body: Any, publication: Publication) -> None:

@@ -26,19 +26,16 @@ PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [
 AFTER_THE_CUT = [
     "int_batch_transactions",
     "int_queued_commands_judged",
-    "queue_rejects",
-    "publisher_changes",
-    "compensating_commands",
     "conflicts",
-    "reinit_requests",
-    "transaction_outcomes",
+    "publisher_changes",
     "batch_applied",
 ]
 THE_CUT = ["int_batch_subscriptions", "int_batch_commands"]
-# the marts a batch with one applied and one conflicting transaction under publisher_wins gives
-# no row (meta qrepl_skip_when: no_rows_for_batch), and those of a batch with no conflict
-NO_ROWS_HERE = ["queue_rejects", "reinit_requests"]
-CLEAN_BATCH = ["reinit_requests", "compensating_commands", "conflicts"]
+# the marts that are views over the batch log (materialization qrepl_view): created by the
+# first run, then never written
+VIEWS = ["queue_rejects", "compensating_commands", "reinit_requests", "transaction_outcomes"]
+# the mart a batch with no conflict gives no row (meta qrepl_skip_when: no_rows_for_batch)
+CLEAN_BATCH = ["conflicts"]
 
 
 def _snapshots(wh: Warehouse, tables: list[str]) -> dict[str, int]:
@@ -48,6 +45,11 @@ def _snapshots(wh: Warehouse, tables: list[str]) -> dict[str, int]:
 def _not_run(result) -> set[str]:
     """The models dbt reported as not run for lack of anything to write."""
     return {r.node.name for r in result.result.results if r.message == "NOTHING TO WRITE"}
+
+
+def _views_left_alone(result) -> set[str]:
+    """The views dbt reported as already up to date: no statement but one property read."""
+    return {r.node.name for r in result.result.results if r.message == "VIEW UP TO DATE"}
 
 
 def _history(wh: Warehouse) -> list[tuple]:
@@ -70,18 +72,12 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
     first = _command(1, 1, V(1), V(101))
     stale = _command(2, 2, V(99), V(102))  # a conflict: publisher wins
     wh.append_queue([first, stale])
-    before = _snapshots(wh, NO_ROWS_HERE)
-    # a mart the batch gives no row is not written either: nothing was quarantined, and no
-    # reinitialization is asked under publisher_wins
-    assert _not_run(run_queue_reader(SCHEMA)) == set(NO_ROWS_HERE)
-    assert _snapshots(wh, NO_ROWS_HERE) == before
+    # every table of the batch is written (a conflict was logged); the views are left alone
+    result = run_queue_reader(SCHEMA)
+    assert (_not_run(result), _views_left_alone(result)) == (set(), set(VIEWS))
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1)]
     decided = latest_decisions(wh)  # the run's decisions are data: the first batch reads the whole queue
-    assert (decided["queue_read"], decided["batch_empty"], sorted(decided["models_skipped"])) == (
-        "whole queue",
-        False,
-        sorted(NO_ROWS_HERE),
-    )
+    assert (decided["queue_read"], decided["batch_empty"], decided["models_skipped"]) == ("whole queue", False, [])
     assert (decided["followers"], decided["resolution"], decided["articles_merged"]) == (0, "pass 0", ["customers"])
     assert decided["subscriptions_written"] is False and decided["queue_snapshot_id"] == current_snapshot(
         wh, "replication_queue"
@@ -89,7 +85,8 @@ def test_a_run_with_nothing_queued_commits_nothing_but_its_history(spark):
 
     # nothing queued since: no table of the batch is written, the history still is
     before = _snapshots(wh, THE_CUT + AFTER_THE_CUT)
-    assert _not_run(run_queue_reader(SCHEMA)) == set(THE_CUT + AFTER_THE_CUT)
+    result = run_queue_reader(SCHEMA)
+    assert (_not_run(result), _views_left_alone(result)) == (set(THE_CUT + AFTER_THE_CUT), set(VIEWS))
     assert _snapshots(wh, THE_CUT + AFTER_THE_CUT) == before
     assert _history(wh) == [(1, 0, 0, 0), (2, 2, 2, 1), (3, 0, 0, 0)]
     decided = latest_decisions(wh)
@@ -152,3 +149,28 @@ def test_a_batch_commits_only_to_the_tables_it_changes(spark, policy):
         (2, "home 2"),
         (3, "home 3"),
     ]
+
+
+def test_a_mart_table_from_before_is_kept_beside_its_view(spark):
+    """A store whose `transaction_outcomes` is still the table an earlier qrepl appended to:
+    the next run keeps that table, renamed `transaction_outcomes_before_view` with every row
+    it had, and puts the view over the batch log in its place; later runs leave both alone."""
+    wh = _setup(spark, PUBLICATION)
+    run_queue_reader(SCHEMA)  # creates every table and view
+    wh.append_queue([_command(1, 1, V(1), V(101))])
+    spark.sql(f"drop view {wh.table('transaction_outcomes')}")
+    spark.sql(
+        f"create table {wh.table('transaction_outcomes')} using iceberg as "
+        "select 's1' as subscriber, 'old' as tran_id, cast(1 as bigint) as batch_id, 1 as tran_pos, "
+        "'applied' as outcome, 'publisher_wins' as policy, current_timestamp() as processed_at"
+    )
+    result = run_queue_reader(SCHEMA)
+    assert "transaction_outcomes" not in _views_left_alone(result)  # made again, as a view
+    kept = wh.rows_of("transaction_outcomes_before_view")
+    assert [(r["tran_id"], r["outcome"]) for r in kept] == [("old", "applied")]
+    views = {t.name for t in spark.catalog.listTables(SCHEMA) if t.tableType == "VIEW"}
+    assert set(VIEWS) <= views
+    assert [(o["batch_id"], o["tran_id"], o["outcome"]) for o in wh.rows_of("transaction_outcomes")] == [
+        (2, "t1", "applied")
+    ]
+    assert "transaction_outcomes" in _views_left_alone(run_queue_reader(SCHEMA))

@@ -2,7 +2,8 @@
 filter: a unit test node does not carry its model's meta, so a mart whose rows are selected by
 meta.qrepl_rows_where (macro qrepl_rows_where) has that macro overridden in its unit test, and
 the override must be the model's filter word for word; and every mart that filters has one
-(docs/testing.md)."""
+(docs/testing.md). The marts that are views over the batch log filter in their own SQL and
+need no override."""
 
 from pathlib import Path
 import re
@@ -30,7 +31,7 @@ def unit_tests() -> list[dict]:
 
 def test_each_override_of_qrepl_rows_where_is_its_models_filter():
     filters = mart_filters()
-    assert len(filters) >= 5, filters
+    assert filters, filters
     for case in unit_tests():
         macros = (case.get("overrides") or {}).get("macros") or {}
         if case["model"] in filters:
@@ -41,4 +42,5 @@ def test_each_override_of_qrepl_rows_where_is_its_models_filter():
 
 def test_each_mart_that_filters_its_batch_has_a_unit_test():
     tested = {case["model"] for case in unit_tests()}
-    assert set(mart_filters()) | {"transaction_outcomes"} <= tested
+    views = {p.stem for p in MARTS.glob("*.sql") if "materialized='qrepl_view'" in p.read_text()}
+    assert set(mart_filters()) | views <= tested
