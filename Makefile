@@ -14,7 +14,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
-	rest-driver rest-start rest-stop
+	rest-driver rest-start rest-stop test-rest
 .PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
@@ -76,6 +76,9 @@ rest-start: $(STAMP) rest-driver  ## the REST catalog on 127.0.0.1:8181 (QREPL_R
 
 rest-stop:              ## stops it (by its own pid)
 	bash scripts/rest_catalog.sh stop
+
+test-rest: $(STAMP) rest-driver  ## the run lock and crash-kill tests on a REST catalog test server of their own (about 7 min; not in CI)
+	bash scripts/rest_test.sh
 
 cluster-start: $(STAMP) ## a Spark standalone master + worker on 127.0.0.1 (7077; web UI 8080)
 	bash scripts/cluster.sh start

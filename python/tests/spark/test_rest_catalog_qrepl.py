@@ -17,36 +17,23 @@ import sys
 from pathlib import Path
 
 import pytest
-from rest_server_script import free_port, script
+from rest_server_script import qrepl_env, rest_env, rest_server
 
 pytestmark = pytest.mark.spark
 
 DRIVER = Path(__file__).with_name("rest_qrepl_driver.py")
-QREPL_ENV = ("QREPL_CATALOG", "QREPL_REST_URI", "QREPL_REST_WAREHOUSE", "QREPL_REST_PREFIX", "QREPL_REST_TOKEN_FILE")
 V1, V2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
 
 
 @pytest.fixture(scope="module")
-def rest_server(tmp_path_factory):
-    state = tmp_path_factory.mktemp("rest-server")
-    port = free_port()
-    env = {**os.environ, "QREPL_STATE_DIR": str(state), "QREPL_REST_PORT": str(port)}
-    started = script("start", env)
-    assert started.returncode == 0, started.stdout + started.stderr
-    yield {
-        "uri": f"http://127.0.0.1:{port}",
-        "token_file": state / "secrets" / "rest-token",
-        "warehouse": state / "rest" / "warehouse",
-    }
-    script("stop", env)
+def server(tmp_path_factory):
+    with rest_server(tmp_path_factory.mktemp("rest-server")) as info:
+        yield info
 
 
 def loop(tmp_path: Path, catalog_env: dict[str, str]) -> tuple[dict, subprocess.CompletedProcess]:
-    state = tmp_path / "state"
     tmp_path.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in QREPL_ENV and k != "QREPL_METASTORE"}
-    env.update({"QREPL_STATE_DIR": str(state), "QREPL_DRIVER_MEMORY": "1g", **catalog_env})
-    env.update({"DBT_TARGET_PATH": str(state / "target"), "DBT_LOG_PATH": str(state / "logs")})
+    env = qrepl_env(tmp_path / "state", catalog_env)
     done = subprocess.run(
         [sys.executable, str(DRIVER), str(tmp_path)], env=env, capture_output=True, text=True, timeout=400
     )
@@ -55,14 +42,8 @@ def loop(tmp_path: Path, catalog_env: dict[str, str]) -> tuple[dict, subprocess.
     return json.loads(lines[-1][len("RESULT ") :]), done
 
 
-def test_publish_capture_run_distribute_on_the_rest_catalog(rest_server, tmp_path):
-    rest_env = {
-        "QREPL_CATALOG": "rest",
-        "QREPL_REST_URI": rest_server["uri"],
-        "QREPL_REST_WAREHOUSE": str(rest_server["warehouse"]),
-        "QREPL_REST_TOKEN_FILE": str(rest_server["token_file"]),
-    }
-    result, done = loop(tmp_path / "rest", rest_env)
+def test_publish_capture_run_distribute_on_the_rest_catalog(server, tmp_path):
+    result, done = loop(tmp_path / "rest", rest_env(server))
     assert result["catalog"] == "in-memory"
     # what test_capture_e2e asserts on Hive for the same inputs: a applied, b rejected (publisher wins)
     assert result["history"] == [{"transactions_processed": 2, "conflicts": 1, "rejected": 1}]
@@ -85,7 +66,7 @@ def test_publish_capture_run_distribute_on_the_rest_catalog(rest_server, tmp_pat
     ]
     assert result["replicas"] == {"a": publisher, "b": publisher}
     # the tables are the REST server's: under its warehouse; the state has no metastore
-    assert result.pop("location").removeprefix("file:").startswith(str(rest_server["warehouse"]))
+    assert result.pop("location").removeprefix("file:").startswith(str(server["warehouse"]))
     state = tmp_path / "rest" / "state"
     assert not (state / "warehouse" / "qrepl_cat_e2e.db").exists() and not (state / "metastore_db").exists()
     # a view the Warehouse sees and reads (Spark's catalog API does not list Iceberg views),
@@ -93,7 +74,7 @@ def test_publish_capture_run_distribute_on_the_rest_catalog(rest_server, tmp_pat
     assert result["view"] == {"exists": True, "rows": 2}
     assert result["publisher_is_iceberg"] is True
     assert result["schemas_left"] == []
-    token = rest_server["token_file"].read_text().strip()
+    token = server["token_file"].read_text().strip()
     assert token not in done.stdout + done.stderr
     if os.environ.get("QREPL_REST_COMPARE_HIVE") == "1":  # the same loop on the Hive default
         on_hive, _ = loop(tmp_path / "hive", {})
