@@ -24,11 +24,13 @@ pytestmark = pytest.mark.spark
 
 SCHEMA = "qrepl_no_write_lost"
 
-# the run's writes between its publisher trigger and its MERGE (labels of qrepl.storage.faults)
+# the run's writes between its publisher trigger and its MERGE (labels of qrepl.storage.faults):
+# publisher_changes is the last table a batch writes before batch_applied's MERGE (the marts
+# after it are views, written by no steady-state run)
 DURING_A_RUN = {
     "between the trigger and the batch cut": "model.qrepl.int_batch_subscriptions",
     "right after the batch cut": "model.qrepl.int_batch_commands",
-    "right before the MERGE": "model.qrepl.transaction_outcomes",
+    "right before the MERGE": "model.qrepl.publisher_changes",
 }
 
 
@@ -38,11 +40,15 @@ def _job_update(wh, article: str, column: str, value: str, key: str, key_value) 
 
 
 def _run_with_job_write_after(prefix: str, job) -> None:
-    faults.arm_at_label(prefix, lambda k, label: job())
+    """One reader run with `job` committed right after the run's write labelled `prefix`; a
+    run that makes no such write fails the test (the point would test nothing)."""
+    ran = []
+    faults.arm_at_label(prefix, lambda k, label: ran.append(job()))
     try:
         run_reader(SCHEMA, **QUIET)
     finally:
         faults.disarm()
+    assert ran, f"the run made no write labelled {prefix!r}: the job never wrote"
 
 
 @pytest.mark.parametrize("point", list(DURING_A_RUN))
