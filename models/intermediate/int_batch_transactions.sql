@@ -1,16 +1,8 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='append',
-        on_schema_change='append_new_columns',
-        full_refresh=false,
-        meta={'qrepl_skip_when': 'batch_is_empty'},
-    )
-}}
 /* The valid transactions of the current batch in processing order, with the ones decided
-   before any judging: a stale generation or a subscription awaiting its snapshot. Frozen per
-   batch (positions and prejudged outcomes never move once computed): the stored decisions
-   of a crashed run are joined to these same positions when the next run finishes it.
+   before any judging: a stale generation or a subscription awaiting its snapshot. Ephemeral:
+   derived inside the judging's statement from the frozen batch (int_batch_commands,
+   int_batch_subscriptions) alone, and ordered by a total order of what is frozen there, so a
+   run that finishes a crashed batch derives these same positions again.
    Decides docs/spec.md 5.1 (Order), 5.6 (publisher_wins_reinit), 5.8 (Generations). */
 {%- set batch_id = qrepl_batch_id() -%}
 
@@ -116,7 +108,6 @@ ordered as (
 final as (
 
     select * from ordered
-    where {{ batch_not_yet_written(batch_id) }}
 
 )
 

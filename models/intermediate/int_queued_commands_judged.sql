@@ -4,6 +4,7 @@
         incremental_strategy='append',
         on_schema_change='append_new_columns',
         full_refresh=false,
+        pre_hook="{{ qrepl_judging_session() }}",
         meta={'qrepl_skip_when': 'batch_is_empty'},
     )
 }}

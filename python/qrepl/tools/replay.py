@@ -138,7 +138,6 @@ RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
         for node in (
             "int_batch_subscriptions",
             "int_batch_commands",
-            "int_batch_transactions",
             "int_queued_commands_judged",
             "conflicts",
             "publisher_changes",

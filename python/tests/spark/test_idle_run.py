@@ -24,7 +24,6 @@ ORDERS = {"name": "orders", "key": ["order_id"], "columns": {"order_id": "int", 
 PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [CUSTOMERS]}
 # the per-batch tables after the cut, and the cut's own two
 AFTER_THE_CUT = [
-    "int_batch_transactions",
     "int_queued_commands_judged",
     "conflicts",
     "publisher_changes",
