@@ -46,14 +46,17 @@ class Checkpoint:
     def __init__(self, spark, schemas: list[str]) -> None:
         self.spark, self.schemas = spark, schemas
         self.snapshots = {t: self._snapshot(t) for t in self._tables()}
+        self.views = set(self._tables(views=True))
 
-    def _tables(self) -> list[str]:
+    def _tables(self, views: bool = False) -> list[str]:
+        """The schemas' Iceberg tables, or (views=True) their views: the marts derived from
+        the batch log, which hold no snapshots (materialization qrepl_view)."""
         return [
             f"{s}.{t.name}"
             for s in self.schemas
             if self.spark.catalog.databaseExists(s)
             for t in self.spark.catalog.listTables(s)
-            if not t.isTemporary
+            if not t.isTemporary and (t.tableType == "VIEW") == views
         ]
 
     def _snapshot(self, table: str) -> int | None:
@@ -63,6 +66,9 @@ class Checkpoint:
         return row.snapshot_id if row else None
 
     def restore(self) -> None:
+        for view in self._tables(views=True):
+            if view not in self.views:
+                self.spark.sql(f"drop view {view}")
         for table in self._tables():
             if table not in self.snapshots:
                 self.spark.sql(f"drop table {table} purge")
