@@ -15,8 +15,8 @@
 {% macro _qrepl_batch_followers_read() %}
     {#- qrepl_batch_followers' read of the frozen batch: a candidate is a (live transaction,
         publisher row) pair, so each row counts its distinct live transactions. A transaction is
-        live unless int_batch_transactions prejudges it (the same two conditions, on the
-        transaction's lowest generation). Both tables are upstream of every asker. -#}
+        live unless qrepl_prejudged_outcome prejudges it (on the transaction's lowest
+        generation), as in int_batch_transactions. Both tables are upstream of every asker. -#}
     {%- set batch_id = qrepl_batch_id() | int -%}
     {%- set commands = qrepl_relation('int_batch_commands') -%}
     {%- set subscriptions = qrepl_relation('int_batch_subscriptions') -%}
@@ -27,8 +27,7 @@
         ~ ' from ' ~ commands ~ ' where batch_id = ' ~ batch_id ~ ' and reject_reason is null'
         ~ ') as commands inner join ' ~ subscriptions ~ ' as subscriptions'
         ~ ' on commands.subscriber = subscriptions.subscriber and subscriptions.batch_id = ' ~ batch_id
-        ~ ' where not coalesce(commands.transaction_generation < subscriptions.generation, false)'
-        ~ " and not coalesce(subscriptions.status = 'reinit_pending', false)"
+        ~ ' where (' ~ qrepl_prejudged_outcome('commands.transaction_generation', 'subscriptions') ~ ') is null'
         ~ ' group by commands.article, commands.row_key having count(distinct commands.subscriber, commands.tran_id) > 1)'
     ) -%}
     {{ return(counted.rows[0][0] | int) }}

@@ -95,10 +95,8 @@ ordered as (
                 batch_transactions.tran_id
         ) as int) as tran_pos,
         int_batch_subscriptions.generation as subscription_generation,
-        case
-            when batch_transactions.generation < int_batch_subscriptions.generation then 'rejected_reinit'
-            when int_batch_subscriptions.status = 'reinit_pending' then 'rejected_reinit'
-        end as prejudged_outcome
+        {{ qrepl_prejudged_outcome('batch_transactions.generation', 'int_batch_subscriptions') }}
+            as prejudged_outcome
     from clocked as batch_transactions
     inner join int_batch_subscriptions
         on batch_transactions.subscriber = int_batch_subscriptions.subscriber
