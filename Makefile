@@ -14,7 +14,7 @@ PACK ?= 25
 
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
-	rest-driver rest-start rest-stop test-rest
+	rest-driver rest-start rest-stop test-rest conformance-rest bench-rest
 .PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
@@ -78,7 +78,17 @@ rest-stop:              ## stops it (by its own pid)
 	bash scripts/rest_catalog.sh stop
 
 test-rest: $(STAMP) rest-driver  ## the run lock and crash-kill tests on a REST catalog test server of their own (about 7 min; not in CI)
-	bash scripts/rest_test.sh
+	bash scripts/on_rest_catalog.sh rest-test $(PY) -m pytest -q --durations=5 \
+		python/tests/spark/test_run_lock.py python/tests/e2e/test_crash_kill.py
+
+conformance-rest: $(STAMP) rest-driver  ## `make conformance` on a REST catalog test server of its own (N per policy, default 300; the issue's check is N=100)
+	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_SCENARIO_POLICIES=all \
+		QREPL_CONFORMANCE_PACK=$(PACK) QREPL_CONFORMANCE_LOG=$(CURDIR)/.qrepl_state/conformance-rest.log \
+		bash scripts/on_rest_catalog.sh conformance-rest $(PY) -m pytest -q \
+		python/tests/spark/test_conformance.py python/tests/spark/test_replay_spark.py
+
+bench-rest: $(STAMP) rest-driver  ## `make bench`'s 1k rows (first and next batch) on a REST catalog test server of its own; writes bench/REST.md
+	bash scripts/on_rest_catalog.sh bench-rest $(PY) bench/bench.py --sizes 1k --markdown bench/REST.md
 
 cluster-start: $(STAMP) ## a Spark standalone master + worker on 127.0.0.1 (7077; web UI 8080)
 	bash scripts/cluster.sh start

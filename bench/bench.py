@@ -41,7 +41,7 @@ from pathlib import Path
 
 from qrepl.storage.dbt_runner import run_queue_reader
 from qrepl.core.publication import publication_from_dict
-from qrepl.storage.spark import get_spark
+from qrepl.storage.spark import get_spark, on_rest_catalog
 from qrepl.storage.warehouse import Warehouse
 
 SCHEMA = "qrepl_bench"
@@ -634,8 +634,13 @@ def main() -> None:
         start, end = text.index(README_START) + len(README_START), text.index(README_END)
         args.readme.write_text(text[:start] + "\n" + out + "\n" + text[end:])
     if args.markdown:
+        catalog = "an Iceberg REST catalog (QREPL_CATALOG=rest)" if on_rest_catalog() else "the Hive metastore"
         args.markdown.write_text(
-            out + "\n\nPer model (seconds):\n\n```\n" + json.dumps(per_model, indent=1) + "\n```\n"
+            f"Tables on {catalog}.\n\n"
+            + out
+            + "\n\nPer model (seconds):\n\n```\n"
+            + json.dumps(per_model, indent=1)
+            + "\n```\n"
         )
 
 
