@@ -18,7 +18,9 @@
            fresh; any other is checked against the table as of the last stamp: a version that
            was already there (an UPDATE or MERGE that kept it, an INSERT that copied it) or none
            at all (an INSERT that set none) is stamped, with a new uuid, by one MERGE that
-           matches the row's key and the version it was seen with (compare-and-swap);
+           matches the row's key and the version it was seen with (compare-and-swap); a row
+           a copy-on-write commit carried over (same key, version and image as at the last
+           stamp) is not;
         4. the examined snapshot is recorded (or the stamp's own, when nothing else committed
            between them).
         A writer that sets a fresh version itself is left alone. Deletes need nothing. A run
@@ -140,7 +142,7 @@
         {%- set lookup = found | length > 0 and since != 0 -%}
         {%- set reads = [] -%}
         {%- if found | length == 0 and since != 0 -%}
-            {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, 0 as file_seq from ' ~ table ~ ' version as of ' ~ examined) -%}
+            {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, 0 as file_seq, false as rewritten from ' ~ table ~ ' version as of ' ~ examined) -%}
         {%- elif after -%}
             {#- the data files the commits since added, live as of the examined snapshot or, for
                 those a compaction replaced, as of its parent: one entries query for the examined
@@ -151,13 +153,21 @@
                 {%- do listings.append({'as_of': c['parent'], 'commits': c['commits']}) -%}
             {%- endfor -%}
             {%- set files = {} -%}
+            {#- the commits since that removed data files: copy-on-write rewrites (an UPDATE,
+                MERGE or DELETE of a table in that mode; pyiceberg's every write), whose files
+                also hold the rewritten files' other rows, unchanged -#}
+            {%- set rewrites_since = [] -%}
+            {%- for row in run_query('select snapshot_id from ' ~ table ~ '.snapshots where snapshot_id in (' ~ after | join(', ')
+                ~ ") and coalesce(cast(summary['deleted-data-files'] as bigint), 0) > 0").rows -%}
+                {%- do rewrites_since.append(row[0] | int) -%}
+            {%- endfor -%}
             {%- for listing in listings -%}
-                {%- set entries = run_query('select data_file.file_path, data_file.file_format, min(sequence_number) from '
+                {%- set entries = run_query('select data_file.file_path, data_file.file_format, min(sequence_number), min(snapshot_id) from '
                     ~ table ~ '.entries version as of ' ~ listing['as_of'] ~ ' where status < 2 and data_file.content = 0 and snapshot_id in ('
                     ~ listing['commits'] | join(', ') ~ ') group by data_file.file_path, data_file.file_format') -%}
                 {%- for f in entries.rows -%}
                     {%- if f[0] not in files or (f[2] | int) < files[f[0]][1] -%}
-                        {%- do files.update({f[0]: [f[1] | upper, f[2] | int]}) -%}
+                        {%- do files.update({f[0]: [f[1] | upper, f[2] | int, (f[3] | int) in rewrites_since]}) -%}
                     {%- endif -%}
                 {%- endfor -%}
             {%- endfor -%}
@@ -167,8 +177,8 @@
                         ~ f[0] ~ " format, which the publisher's trigger cannot read (Parquet and ORC only): " ~ path) }}
                 {%- endif -%}
                 {#- a file path from Iceberg's own metadata; quoted for a backtick identifier -#}
-                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, ' ~ f[1] ~ ' as file_seq from '
-                    ~ f[0] | lower ~ '.`' ~ (path | replace('`', '``')) ~ '`') -%}
+                {%- do reads.append('select ' ~ keys | join(', ') ~ ', msrepl_tran_version, ' ~ f[1] ~ ' as file_seq, '
+                    ~ ('true' if f[2] else 'false') ~ ' as rewritten from ' ~ f[0] | lower ~ '.`' ~ (path | replace('`', '``')) ~ '`') -%}
             {%- endfor -%}
         {%- endif -%}
         {%- if not reads -%}
@@ -197,6 +207,7 @@
                 select
                     ranked.{{ keys | join(', ranked.') }},
                     ranked.msrepl_tran_version as seen_version,
+                    ranked.rewritten,
                     (ranked.msrepl_tran_version is null or ranked.file_seq > ranked.first_seq) as unstamped_here,
                     fresh.new_version is null as not_fresh
                 from ranked
@@ -206,6 +217,24 @@
                 reader batch alone, none does), and then as the probe side of a join whose
                 build side is those few rows: one pass over the versions, no sort of the table -#}
             {%- set to_look_up = (run_query('select count(*) from ' ~ judged ~ ' where not unstamped_here and not_fresh').rows[0][0] | int) if lookup else 0 -%}
+            {#- a row carried over unchanged: a copy-on-write writer (pyiceberg, a table set back
+                from merge-on-read) rewrites a whole file to change one row of it, and the file's
+                other rows come back with their versions. A row in a file such a commit added,
+                with the same key, version and image (row_json_expr: every column) now as at the
+                last stamp, is not stamped: a row it rewrote unchanged cannot be told from it,
+                and changed nothing either. In a merge-on-read commit the row an UPDATE of no
+                value wrote is still stamped (only that row is in the commit's file).
+                Compared only while the last stamp's snapshot has every column of the article (a
+                column added since: every candidate is stamped, as before) -#}
+            {%- set compare = namespace(carried=false) -%}
+            {%- if to_look_up > 0 -%}
+                {%- set before_columns = run_query('select * from ' ~ table ~ ' version as of ' ~ since ~ ' limit 0').column_names | map('lower') | list -%}
+                {%- set compare.carried = 'msrepl_tran_version' in before_columns -%}
+                {%- for name, type in article['columns'] if name | lower not in before_columns -%}
+                    {%- set compare.carried = false -%}
+                {%- endfor -%}
+            {%- endif -%}
+            {%- set carried = compare.carried -%}
             {%- set unstamped -%}
                 select distinct {{ keys | join(', ') }}, seen_version from {{ judged }} where unstamped_here
                 {%- if to_look_up > 0 %}
@@ -218,6 +247,28 @@
                     where msrepl_tran_version is not null
                 ) as held
                 inner join {{ judged }} as j on j.seen_version = held.msrepl_tran_version
+                {%- if carried %}
+                left anti join (
+                    -- the candidates whose row is the same now as at the last stamp: each side
+                    -- read for the candidates' keys only (the few candidates broadcast)
+                    select now_rows.{{ keys | join(', now_rows.') }}, now_rows.msrepl_tran_version
+                    {%- for side, snapshot in [('now_rows', examined), ('before_rows', since)] %}
+                    {{ 'from' if loop.first else 'inner join' }} (
+                        select /*+ BROADCAST(c) */
+                            {% for k in keys %}t.{{ k }}, {% endfor %}t.msrepl_tran_version,
+                            {{ row_json_expr(article, 't.', 't.msrepl_tran_version') }} as row_image
+                        from {{ table }} version as of {{ snapshot }} as t
+                        left semi join {{ judged }} as c
+                            on {% for k in keys %}{{ 'and ' if not loop.first }}t.{{ k }} = c.{{ k }} {% endfor %}
+                    ) as {{ side }}
+                    {%- endfor %}
+                        on {% for k in keys %}now_rows.{{ k }} = before_rows.{{ k }} and {% endfor -%}
+                        now_rows.msrepl_tran_version <=> before_rows.msrepl_tran_version
+                        and now_rows.row_image <=> before_rows.row_image
+                ) as carried_over
+                    on j.rewritten and {% for k in keys %}j.{{ k }} = carried_over.{{ k }} and {% endfor -%}
+                    j.seen_version <=> carried_over.msrepl_tran_version
+                {%- endif %}
                 where not j.unstamped_here and j.not_fresh
                 {%- endif %}
             {%- endset -%}

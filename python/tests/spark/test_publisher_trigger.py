@@ -246,3 +246,37 @@ def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around
         assert _conflict(actual, tran_id) == "update_update", outside
         assert {r["customer_id"]: r["city"] for r in actual["publisher/customers"]}[changed] == f"Paris{n}", outside
         assert actual == expected, outside
+
+
+def test_a_copy_on_write_rewrite_stamps_the_row_it_changed_not_the_rows_it_carried_over(spark):
+    """A table set back to copy-on-write (or pyiceberg, which writes no other way): an UPDATE of
+    one row rewrites its whole data file, and the file's other rows come back with their
+    versions. The trigger stamps the changed row (its image differs from the last stamp's) and
+    leaves the carried-over rows alone (key, version and every column as they were): the
+    subscriber's change to a carried-over row applies, its change to the updated row meets a
+    conflict, as the reference says of the one write."""
+    p = {i: v() for i in range(1, 4)}
+    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_cow")
+    spark_side, reference = SparkBackend(sc, "qrepl_trigger_cow"), ReferenceBackend(sc)
+    stamp_publisher(spark_side.wh)
+    for backend in (spark_side, reference):
+        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
+        backend.run(T0)
+    table = spark_side.wh.table("customers")
+    files = spark.sql(f"select count(*) from {table}.files where content = 0").first()[0]
+    assert files == 1  # the three rows share one data file: the rewrite carries two of them over
+    spark.sql(f"alter table {table} set tblproperties ('write.update.mode' = 'copy-on-write')")
+    spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
+    assert spark.sql(f"select count(*) from {table}.files where content = 1").first()[0] == 0  # no delete file
+    spark_side.run(T0 + timedelta(minutes=1))  # the stamp alone
+    stamped = _versions(spark_side.wh)
+    assert stamped[1] not in (p[1], None) and stamped[2] == p[2] and stamped[3] == p[3]
+    reference.publisher_changes([("customers", "U", row(1, "Paris"), stamped[1])])
+    reference.run(T0 + timedelta(minutes=1))
+    queued = [tran("s1", "t1", upd(1, "s1-1", p[1], v())), tran("s1", "t2", upd(2, "s1-2", p[2], v()))]
+    for backend in (spark_side, reference):
+        backend.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
+        backend.run(T0 + timedelta(minutes=3))
+    actual, expected = normalized_outputs(sc, spark_side.outputs()), normalized_outputs(sc, reference.outputs())
+    assert _conflict(actual, "t1") == "update_update" and _conflict(actual, "t2") is None
+    assert actual == expected
