@@ -11,7 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rest_catalog.sh"
-QREPL_ENV = ("QREPL_CATALOG", "QREPL_REST_URI", "QREPL_REST_WAREHOUSE", "QREPL_REST_PREFIX", "QREPL_REST_TOKEN_FILE")
+QREPL_ENV = (
+    "QREPL_CATALOG",
+    "QREPL_REST_URI",
+    "QREPL_REST_WAREHOUSE",
+    "QREPL_REST_PREFIX",
+    "QREPL_REST_TOKEN_FILE",
+    "QREPL_REST_PROPERTIES_FILE",
+)
 
 
 def free_port() -> int:
