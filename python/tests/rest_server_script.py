@@ -32,12 +32,12 @@ def script(command: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 @contextmanager
-def rest_server(state: Path) -> Iterator[dict]:
+def rest_server(state: Path, **settings: str) -> Iterator[dict]:
     """The server started by its script with its state (token, catalog, warehouse) under
-    `state`, on a free port; stopped by the script on leaving. Yields its URI, token file and
-    warehouse."""
+    `state`, on a free port, and the script's other `settings` (QREPL_REST_TOKEN_TTL=...);
+    stopped by the script on leaving. Yields its URI, token file and warehouse."""
     port = free_port()
-    env = {**os.environ, "QREPL_STATE_DIR": str(state), "QREPL_REST_PORT": str(port)}
+    env = {**os.environ, "QREPL_STATE_DIR": str(state), "QREPL_REST_PORT": str(port), **settings}
     started = script("start", env)
     assert started.returncode == 0, started.stdout + started.stderr
     try:

@@ -372,6 +372,7 @@ public final class RestCatalogServer {
     random.nextBytes(bytes);
     String token = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     issued.put(token, System.currentTimeMillis() + tokenTtlSeconds * 1000L);
+    System.err.println("issued a token for " + tokenTtlSeconds + " s (" + grant + ")"); // never the token
     OAuthTokenResponse response =
         OAuthTokenResponse.builder()
             .withToken(token)
