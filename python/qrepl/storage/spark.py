@@ -316,7 +316,7 @@ def rest_conf() -> dict[str, str]:
     if not token_file and not any(key in properties for key in REST_AUTH_KEYS):
         raise RuntimeError(
             "QREPL_CATALOG=rest needs QREPL_REST_TOKEN_FILE (an owner-only file holding the bearer token), "
-            "or QREPL_REST_PROPERTIES_FILE setting credential, token or rest.auth.type"
+            "or QREPL_REST_PROPERTIES_FILE setting credential, token, rest.auth.type or rest.sigv4-enabled"
         )
     if token_file and "token" in properties:
         raise RuntimeError(

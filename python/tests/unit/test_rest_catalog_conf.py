@@ -162,7 +162,10 @@ def test_the_properties_file_must_be_owner_only_and_authenticate_without_a_token
         spark.spark_conf(tmp_path)
     monkeypatch.delenv("QREPL_REST_TOKEN_FILE")
     properties_file(tmp_path, "header.X-Iceberg-Access-Delegation=vended-credentials\n")
-    with pytest.raises(RuntimeError, match="or QREPL_REST_PROPERTIES_FILE setting credential, token or rest.auth.type"):
+    with pytest.raises(
+        RuntimeError,
+        match="or QREPL_REST_PROPERTIES_FILE setting credential, token, rest.auth.type or rest.sigv4-enabled",
+    ):
         spark.spark_conf(tmp_path)
     properties_file(tmp_path, "token=s3cret\n")  # the token from this file instead
     assert spark.spark_conf(tmp_path)["spark.sql.catalog.qrepl_rest.token"] == "s3cret"
