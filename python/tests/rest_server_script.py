@@ -10,15 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from qrepl.storage.spark import REST_ENV
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rest_catalog.sh"
-QREPL_ENV = (
-    "QREPL_CATALOG",
-    "QREPL_REST_URI",
-    "QREPL_REST_WAREHOUSE",
-    "QREPL_REST_PREFIX",
-    "QREPL_REST_TOKEN_FILE",
-    "QREPL_REST_PROPERTIES_FILE",
-)
+QREPL_ENV = REST_ENV
 
 
 def free_port() -> int:

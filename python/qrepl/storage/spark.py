@@ -224,6 +224,15 @@ CATALOGS = ("hive", "rest")
 # it as a v2 catalog. A name no schema of qrepl's may take: `<schema>.<table>` would then name
 # a table of this catalog.
 REST_CATALOG_NAME = "qrepl_rest"
+# the environment that puts qrepl on a REST catalog (catalog_kind, rest_conf)
+REST_ENV = (
+    "QREPL_CATALOG",
+    "QREPL_REST_URI",
+    "QREPL_REST_WAREHOUSE",
+    "QREPL_REST_PREFIX",
+    "QREPL_REST_TOKEN_FILE",
+    "QREPL_REST_PROPERTIES_FILE",
+)
 # The catalog properties qrepl sets itself, in the open (spark-submit's argv): QREPL_REST_PROPERTIES_FILE
 # may not set them. Every other property of the two catalogs is secret (is_secret_setting).
 REST_PUBLIC_KEYS = {

@@ -11,14 +11,7 @@ import pytest
 
 from qrepl.storage import spark
 
-ENV = (
-    "QREPL_CATALOG",
-    "QREPL_REST_URI",
-    "QREPL_REST_WAREHOUSE",
-    "QREPL_REST_PREFIX",
-    "QREPL_REST_TOKEN_FILE",
-    "QREPL_REST_PROPERTIES_FILE",
-)
+ENV = spark.REST_ENV
 
 
 @pytest.fixture
