@@ -71,7 +71,7 @@ rest-driver:            ## Debian's SQLite JDBC driver for the REST catalog test
 		{ echo "installing the SQLite JDBC driver (apt-get)"; \
 		  apt-get update -qq && apt-get install -y -qq libxerial-sqlite-jdbc-java >/dev/null; }
 
-rest-start: $(STAMP) rest-driver  ## the REST catalog on 127.0.0.1:8181 (QREPL_REST_PORT); bearer token in .qrepl_state/secrets/rest-token
+rest-start: $(STAMP) rest-driver  ## the REST catalog on 127.0.0.1:8181 (QREPL_REST_PORT); bearer token in .qrepl_state/secrets/rest-token, OAuth2 client qrepl's secret in .qrepl_state/secrets/rest-client-secret
 	bash scripts/rest_catalog.sh start
 
 rest-stop:              ## stops it (by its own pid)

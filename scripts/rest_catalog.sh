@@ -8,7 +8,11 @@
 # Warehouse: $QREPL_REST_WAREHOUSE (default $STATE/rest/warehouse), file: paths.
 # Authentication: every request needs `Authorization: Bearer <token>`, the token being the
 # owner-only file $QREPL_REST_TOKEN_FILE (generated on first start, default
-# $STATE/secrets/rest-token); the server refuses to start if others can read it.
+# $STATE/secrets/rest-token); the server refuses to start if others can read it. OAuth2 too:
+# POST /v1/oauth/tokens issues a token valid $QREPL_REST_TOKEN_TTL seconds (3600) to the client
+# $QREPL_REST_CLIENT_ID (qrepl) with the secret in the owner-only $QREPL_REST_CLIENT_SECRET_FILE
+# (generated on first start, default $STATE/secrets/rest-client-secret): a client's
+# `credential=qrepl:<that secret>`.
 #   scripts/rest_catalog.sh start|stop|status
 set -euo pipefail
 umask 077  # the catalog database, metadata files and log: owner-only
@@ -20,6 +24,8 @@ DIR="$STATE/rest"
 PIDFILE="$DIR/rest.pid"
 LOG="$DIR/rest.log"
 TOKEN_FILE="${QREPL_REST_TOKEN_FILE:-$STATE/secrets/rest-token}"
+CLIENT_ID="${QREPL_REST_CLIENT_ID:-qrepl}"
+CLIENT_SECRET_FILE="${QREPL_REST_CLIENT_SECRET_FILE:-$STATE/secrets/rest-client-secret}"
 WAREHOUSE="${QREPL_REST_WAREHOUSE:-$DIR/warehouse}"
 JDBC_URI="${QREPL_REST_JDBC_URI:-jdbc:sqlite:$DIR/catalog.db}"
 SQLITE_JAR="${QREPL_REST_SQLITE_JAR:-/usr/share/java/sqlite-jdbc.jar}"
@@ -69,16 +75,18 @@ start() {
     fi
     mkdir -p -m 700 "$STATE" "$DIR" "$WAREHOUSE"
     $PY -m qrepl.storage.spark ensure-secret "$TOKEN_FILE"
+    $PY -m qrepl.storage.spark ensure-secret "$CLIENT_SECRET_FILE"
     local cp classes
     cp=$(classpath)
     classes=$(build "$cp")
     local extra=()
     [ -n "${QREPL_REST_JDBC_USER:-}" ] && extra+=(--jdbc-user "$QREPL_REST_JDBC_USER")
     [ -n "${QREPL_REST_JDBC_PASSWORD_FILE:-}" ] && extra+=(--jdbc-password-file "$QREPL_REST_JDBC_PASSWORD_FILE")
-    echo "starting the Iceberg REST catalog on http://127.0.0.1:$PORT (catalog ${JDBC_URI%%\?*}, warehouse $WAREHOUSE; token in $TOKEN_FILE)"
+    echo "starting the Iceberg REST catalog on http://127.0.0.1:$PORT (catalog ${JDBC_URI%%\?*}, warehouse $WAREHOUSE; token in $TOKEN_FILE, OAuth2 client $CLIENT_ID's secret in $CLIENT_SECRET_FILE)"
     TZ=UTC nohup java -Xmx512m -Djava.net.preferIPv4Stack=true -Dlog4j2.configurationFile="$STATE/conf/log4j2.properties" \
         -cp "$classes:$cp" $MAIN --port "$PORT" --token-file "$TOKEN_FILE" --warehouse "$WAREHOUSE" \
-        --jdbc-uri "$JDBC_URI" "${extra[@]}" > "$LOG" 2>&1 &
+        --jdbc-uri "$JDBC_URI" --client-id "$CLIENT_ID" --client-secret-file "$CLIENT_SECRET_FILE" \
+        --token-ttl "${QREPL_REST_TOKEN_TTL:-3600}" "${extra[@]}" > "$LOG" 2>&1 &
     echo $! > "$PIDFILE"
     for i in $(seq 1 120); do
         # up: its own "listening" line logged (the port alone could be another process's)

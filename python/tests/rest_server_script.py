@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from qrepl.storage.spark import REST_ENV
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rest_catalog.sh"
-QREPL_ENV = ("QREPL_CATALOG", "QREPL_REST_URI", "QREPL_REST_WAREHOUSE", "QREPL_REST_PREFIX", "QREPL_REST_TOKEN_FILE")
+QREPL_ENV = REST_ENV
 
 
 def free_port() -> int:
@@ -25,12 +27,12 @@ def script(command: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 @contextmanager
-def rest_server(state: Path) -> Iterator[dict]:
+def rest_server(state: Path, **settings: str) -> Iterator[dict]:
     """The server started by its script with its state (token, catalog, warehouse) under
-    `state`, on a free port; stopped by the script on leaving. Yields its URI, token file and
-    warehouse."""
+    `state`, on a free port, and the script's other `settings` (QREPL_REST_TOKEN_TTL=...);
+    stopped by the script on leaving. Yields its URI, token file and warehouse."""
     port = free_port()
-    env = {**os.environ, "QREPL_STATE_DIR": str(state), "QREPL_REST_PORT": str(port)}
+    env = {**os.environ, "QREPL_STATE_DIR": str(state), "QREPL_REST_PORT": str(port), **settings}
     started = script("start", env)
     assert started.returncode == 0, started.stdout + started.stderr
     try:

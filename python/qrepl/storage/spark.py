@@ -14,14 +14,16 @@ Two metastores:
 
 Or no metastore: `QREPL_CATALOG=rest` puts the session on an Iceberg REST catalog
 (QREPL_REST_URI, QREPL_REST_WAREHOUSE, QREPL_REST_PREFIX, the bearer token in the owner-only
-QREPL_REST_TOKEN_FILE): the default catalog `qrepl_rest` and `spark_catalog` both on it, over an
-in-memory session catalog (rest_conf).
+QREPL_REST_TOKEN_FILE, any other catalog property in the owner-only QREPL_REST_PROPERTIES_FILE):
+the default catalog `qrepl_rest` and `spark_catalog` both on it, over an in-memory session
+catalog (rest_conf).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -119,7 +121,17 @@ SECRET_KEYS = frozenset(
 
 
 def is_secret_setting(key: str, value: str) -> bool:
-    return key in SECRET_KEYS or "password" in value.lower() or "secret" in value.lower()
+    return key in SECRET_KEYS or _is_rest_property(key) or "password" in value.lower() or "secret" in value.lower()
+
+
+def _is_rest_property(key: str) -> bool:
+    """A catalog property of qrepl's two Iceberg catalogs that qrepl does not set in the open
+    (REST_PUBLIC_KEYS): the token and every line of QREPL_REST_PROPERTIES_FILE are secret."""
+    for catalog in ("spark_catalog", REST_CATALOG_NAME):
+        prefix = f"spark.sql.catalog.{catalog}."
+        if key.startswith(prefix):
+            return key[len(prefix) :] not in REST_PUBLIC_KEYS
+    return False
 
 
 def private_umask() -> None:
@@ -212,6 +224,62 @@ CATALOGS = ("hive", "rest")
 # it as a v2 catalog. A name no schema of qrepl's may take: `<schema>.<table>` would then name
 # a table of this catalog.
 REST_CATALOG_NAME = "qrepl_rest"
+# the environment that puts qrepl on a REST catalog (catalog_kind, rest_conf)
+REST_ENV = (
+    "QREPL_CATALOG",
+    "QREPL_REST_URI",
+    "QREPL_REST_WAREHOUSE",
+    "QREPL_REST_PREFIX",
+    "QREPL_REST_TOKEN_FILE",
+    "QREPL_REST_PROPERTIES_FILE",
+)
+# The catalog properties qrepl sets itself, in the open (spark-submit's argv): QREPL_REST_PROPERTIES_FILE
+# may not set them. Every other property of the two catalogs is secret (is_secret_setting).
+REST_PUBLIC_KEYS = {
+    "type": "qrepl (rest)",
+    "catalog-impl": "qrepl (type=rest)",
+    "uri": "QREPL_REST_URI",
+    "warehouse": "QREPL_REST_WAREHOUSE",
+    "prefix": "QREPL_REST_PREFIX",
+    "cache-enabled": "qrepl (false: every read sees other writers' commits)",
+    "default-namespace": "qrepl (default)",
+}
+REST_PROPERTY_KEY = re.compile(r"[A-Za-z0-9._-]+")
+# the properties that authenticate without QREPL_REST_TOKEN_FILE (Iceberg's RESTCatalog):
+# OAuth2 client credentials, a token, an AuthManager (`rest.auth.type`, `none` included), SigV4
+REST_AUTH_KEYS = ("credential", "token", "rest.auth.type", "rest.sigv4-enabled")
+
+
+def rest_properties() -> dict[str, str]:
+    """QREPL_REST_PROPERTIES_FILE: an owner-only file of `key=value` lines (blank lines and
+    `#` comments skipped), each a catalog property of both qrepl catalogs
+    (`spark.sql.catalog.<catalog>.<key>`): OAuth2 (`credential`, `oauth2-server-uri`, `scope`),
+    `header.*`, `io-impl`, SigV4 (`rest.sigv4-enabled`, `rest.signing-name`), ... Every value
+    counts as secret: refusals name the line and the key, never a value."""
+    name = os.environ.get("QREPL_REST_PROPERTIES_FILE", "").strip()
+    if not name:
+        return {}
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise RuntimeError(f"QREPL_REST_PROPERTIES_FILE {path} does not exist")
+    properties: dict[str, str] = {}
+    for number, line in enumerate(read_secret(path).splitlines(), 1):  # refuses a file others can read
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = f"QREPL_REST_PROPERTIES_FILE {path} line {number}"
+        key, eq, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise RuntimeError(f"{where}: not a `key=value` line with a key and a value")
+        if not REST_PROPERTY_KEY.fullmatch(key):
+            raise RuntimeError(f"{where}: a key is letters, digits and . _ - only")
+        if key in REST_PUBLIC_KEYS:
+            raise RuntimeError(f"{where}: `{key}` is set by {REST_PUBLIC_KEYS[key]}, not by this file")
+        if key in properties:
+            raise RuntimeError(f"{where}: `{key}` is set twice")
+        properties[key] = value
+    return properties
 
 
 def catalog_kind() -> str:
@@ -252,20 +320,27 @@ def rest_conf() -> dict[str, str]:
         raise RuntimeError(f"QREPL_REST_URI must be an http(s):// URL, got {uri.split('@')[-1]!r}")
     if parts.username or parts.password:
         raise RuntimeError("QREPL_REST_URI must not carry credentials: put the token in QREPL_REST_TOKEN_FILE")
+    properties = rest_properties()
     token_file = os.environ.get("QREPL_REST_TOKEN_FILE", "").strip()
-    if not token_file:
+    if not token_file and not any(key in properties for key in REST_AUTH_KEYS):
         raise RuntimeError(
-            "QREPL_CATALOG=rest needs QREPL_REST_TOKEN_FILE (an owner-only file holding the bearer token)"
+            "QREPL_CATALOG=rest needs QREPL_REST_TOKEN_FILE (an owner-only file holding the bearer token), "
+            "or QREPL_REST_PROPERTIES_FILE setting credential, token, rest.auth.type or rest.sigv4-enabled"
         )
-    path = Path(token_file).expanduser()
-    if not path.is_file():
-        raise RuntimeError(f"QREPL_REST_TOKEN_FILE {path} does not exist")
-    token = read_secret(path)  # refuses a file others can read
+    if token_file and "token" in properties:
+        raise RuntimeError(
+            "QREPL_REST_TOKEN_FILE and QREPL_REST_PROPERTIES_FILE's `token` both set the token: keep one"
+        )
     common = {"type": "rest", "uri": uri.rstrip("/"), "cache-enabled": "false"}
     for name, var in (("warehouse", "QREPL_REST_WAREHOUSE"), ("prefix", "QREPL_REST_PREFIX")):
         if value := os.environ.get(var, "").strip():
             common[name] = value
-    common["token"] = token
+    if token_file:
+        path = Path(token_file).expanduser()
+        if not path.is_file():
+            raise RuntimeError(f"QREPL_REST_TOKEN_FILE {path} does not exist")
+        common["token"] = read_secret(path)  # refuses a file others can read
+    common.update(properties)  # secret, each one (is_secret_setting): spark-defaults.conf only
     conf = {
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.defaultCatalog": REST_CATALOG_NAME,
@@ -509,11 +584,29 @@ def get_spark():
     spark.sparkContext.setLogLevel("ERROR")
     if not on_rest_catalog():
         _ensure_hive_lock_tables(spark, state)
+    else:
+        _reach_rest_catalog(spark)
     from .faults import install_from_env
 
     install_from_env()  # the crash tests' fault points; nothing happens unless QREPL_FAULT is set
     _SESSION = spark
     return spark
+
+
+def _reach_rest_catalog(spark) -> None:
+    """Load both REST catalogs now (Iceberg's RESTCatalog fetches its OAuth2 token and the
+    server's /v1/config): wrong credentials or an unreachable server are one line at the
+    session's start, not a Java stack trace at its first statement. The line is the server's
+    answer (a 401's OAuthError, say), which names no secret."""
+    manager = spark._jsparkSession.sessionState().catalogManager()
+    for catalog in (REST_CATALOG_NAME, "spark_catalog"):
+        try:
+            manager.catalog(catalog)
+        except Exception as exc:  # py4j's Py4JJavaError: its Java exception's own line
+            java = getattr(exc, "java_exception", None)
+            cause = java.toString() if java is not None else str(exc).strip().splitlines()[0]
+            uri = os.environ.get("QREPL_REST_URI", "").strip()
+            raise RuntimeError(f"the REST catalog at {uri} refused qrepl's session: {cause}") from exc
 
 
 def hive_conf(spark, state: Path | None = None):

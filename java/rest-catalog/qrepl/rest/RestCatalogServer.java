@@ -14,12 +14,16 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.hadoop.conf.Configuration;
@@ -46,6 +50,8 @@ import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.Endpoint;
 import org.apache.iceberg.rest.RESTSerializers;
 import org.apache.iceberg.rest.RESTUtil;
+import org.apache.iceberg.rest.auth.OAuth2Properties;
+import org.apache.iceberg.rest.auth.OAuth2Util;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
 import org.apache.iceberg.rest.requests.CreateViewRequest;
@@ -55,6 +61,7 @@ import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
+import org.apache.iceberg.rest.responses.OAuthTokenResponse;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.annotation.JsonAutoDetect;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.annotation.PropertyAccessor;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory;
@@ -71,7 +78,13 @@ import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.PropertyNamingSt
  * RESTCatalogServlet) does, on the JDK's HTTP server, with a bearer token and no servlet jars.
  *
  * <p>Binds 127.0.0.1 only. Every request must carry {@code Authorization: Bearer <token>}, the
- * token being the content of an owner-only file (never argv, never logged). Views are served
+ * token being the content of an owner-only file (never argv, never logged), or a token this
+ * server issued at {@code POST /v1/oauth/tokens} and that has not expired. That endpoint (the
+ * REST spec's OAuth2 token endpoint, what a client with {@code credential=<id>:<secret>} calls)
+ * takes a form-encoded {@code grant_type=client_credentials} with {@code client_id} and
+ * {@code client_secret} (the secret from an owner-only file), or a token exchange of a valid
+ * token, and answers an OAuthTokenResponse, or the spec's OAuthError ({@code invalid_client},
+ * 401, for a wrong id or secret). Views are served
  * too (the JdbcCatalog keeps them with its schema V1): list, create, load, exists, replace
  * (a commit, 409 when its requirements no longer hold), rename and drop.
  *
@@ -79,6 +92,7 @@ import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.PropertyNamingSt
  * java -cp ICEBERG_JAR:SPARK_HOME/jars/*:JDBC_DRIVER:CLASSES qrepl.rest.RestCatalogServer \
  *   --port 8181 --token-file FILE --warehouse DIR --jdbc-uri jdbc:sqlite:FILE
  *   [--jdbc-user USER --jdbc-password-file FILE]
+ *   [--client-id ID --client-secret-file FILE [--token-ttl SECONDS]]
  * </pre>
  */
 public final class RestCatalogServer {
@@ -122,12 +136,20 @@ public final class RestCatalogServer {
   private final SupportsNamespaces namespaces;
   private final ViewCatalog views;
   private final byte[] expectedAuthorization;
+  private final String clientId; // null: no OAuth2 client (the token endpoint refuses all)
+  private final byte[] clientSecret;
+  private final int tokenTtlSeconds;
+  private final Map<String, Long> issued = new ConcurrentHashMap<>(); // token -> expiry (ms)
+  private final SecureRandom random = new SecureRandom();
 
-  private RestCatalogServer(Catalog catalog, String token) {
+  private RestCatalogServer(Catalog catalog, String token, String clientId, String clientSecret, int tokenTtlSeconds) {
     this.catalog = catalog;
     this.namespaces = (SupportsNamespaces) catalog;
     this.views = (ViewCatalog) catalog; // JdbcCatalog is a BaseMetastoreViewCatalog
     this.expectedAuthorization = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    this.clientId = clientId;
+    this.clientSecret = clientSecret == null ? null : clientSecret.getBytes(StandardCharsets.UTF_8);
+    this.tokenTtlSeconds = tokenTtlSeconds;
   }
 
   /** RESTObjectMapper's settings (that class is package-private) on the runtime jar's Jackson. */
@@ -184,7 +206,13 @@ public final class RestCatalogServer {
       System.exit(1);
       return;
     }
-    RestCatalogServer handler = new RestCatalogServer(catalog, token);
+    String clientId = args.get("--client-id");
+    String clientSecret = null;
+    if (clientId != null) {
+      clientSecret = readOwnerOnly(Paths.get(required(args, "--client-secret-file")));
+    }
+    int ttl = Integer.parseInt(args.getOrDefault("--token-ttl", "3600"));
+    RestCatalogServer handler = new RestCatalogServer(catalog, token, clientId, clientSecret, ttl);
     ExecutorService pool = Executors.newFixedThreadPool(8);
     server.createContext("/", handler::handle);
     server.setExecutor(pool);
@@ -208,7 +236,8 @@ public final class RestCatalogServer {
     for (int i = 0; i < argv.length; i += 2) {
       if (!argv[i].startsWith("--") || i + 1 >= argv.length) {
         fail("usage: RestCatalogServer --port N --token-file FILE --warehouse DIR --jdbc-uri URI"
-            + " [--jdbc-user USER --jdbc-password-file FILE]");
+            + " [--jdbc-user USER --jdbc-password-file FILE]"
+            + " [--client-id ID --client-secret-file FILE [--token-ttl SECONDS]]");
       }
       args.put(argv[i], argv[i + 1]);
     }
@@ -246,14 +275,16 @@ public final class RestCatalogServer {
   private void handle(HttpExchange exchange) throws IOException {
     String method = exchange.getRequestMethod();
     try (exchange) {
-      String auth = exchange.getRequestHeaders().getFirst("Authorization");
-      if (auth == null
-          || !MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8), expectedAuthorization)) {
-        exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-        sendError(exchange, method, 401, "NotAuthorizedException", "missing or wrong bearer token");
+      String rawPath = exchange.getRequestURI().getRawPath();
+      if (rawPath.equals("/v1/oauth/tokens") && method.equals("POST")) {
+        issueToken(exchange); // its credentials are in the form, not a bearer token
         return;
       }
-      String rawPath = exchange.getRequestURI().getRawPath();
+      if (!authorized(exchange.getRequestHeaders().getFirst("Authorization"))) {
+        exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+        sendError(exchange, method, 401, "NotAuthorizedException", "missing, wrong or expired bearer token");
+        return;
+      }
       List<String> path = new ArrayList<>();
       for (String part : rawPath.split("/")) {
         if (!part.isEmpty()) {
@@ -283,6 +314,83 @@ public final class RestCatalogServer {
         send(exchange, method, 200, MAPPER.writeValueAsBytes(body));
       }
     }
+  }
+
+  /** The static token, or one this server issued that has not expired. */
+  private boolean authorized(String auth) {
+    if (auth == null) {
+      return false;
+    }
+    if (MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8), expectedAuthorization)) {
+      return true;
+    }
+    return auth.startsWith("Bearer ") && valid(auth.substring("Bearer ".length()));
+  }
+
+  private boolean valid(String token) {
+    Long expiry = issued.get(token);
+    if (expiry == null) {
+      return false;
+    }
+    if (expiry < System.currentTimeMillis()) {
+      issued.remove(token);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * POST /v1/oauth/tokens (application/x-www-form-urlencoded): client_credentials with this
+   * server's client id and secret, or a token exchange (Iceberg's refresh) of a valid token.
+   */
+  private void issueToken(HttpExchange exchange) throws IOException {
+    Map<String, String> form =
+        query(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+    String grant = form.getOrDefault("grant_type", "");
+    if (grant.equals("client_credentials")) {
+      String secret = form.get("client_secret");
+      boolean ok =
+          clientSecret != null
+              && secret != null
+              && MessageDigest.isEqual(secret.getBytes(StandardCharsets.UTF_8), clientSecret)
+              && clientId.equals(form.getOrDefault("client_id", clientId));
+      if (!ok) {
+        oauthError(exchange, 401, OAuth2Properties.INVALID_CLIENT_ERROR, "unknown client or wrong client secret");
+        return;
+      }
+    } else if (grant.equals("urn:ietf:params:oauth:grant-type:token-exchange")) {
+      String subject = form.get("subject_token");
+      if (subject == null || !(valid(subject) || authorized("Bearer " + subject))) {
+        oauthError(exchange, 401, OAuth2Properties.INVALID_CLIENT_ERROR, "the subject token is not valid");
+        return;
+      }
+    } else {
+      oauthError(exchange, 400, OAuth2Properties.UNSUPPORTED_GRANT_TYPE_ERROR, "grant_type must be client_credentials or token-exchange");
+      return;
+    }
+    byte[] bytes = new byte[32];
+    random.nextBytes(bytes);
+    String token = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    issued.put(token, System.currentTimeMillis() + tokenTtlSeconds * 1000L);
+    System.err.println("issued a token for " + tokenTtlSeconds + " s (" + grant + ")"); // never the token
+    OAuthTokenResponse response =
+        OAuthTokenResponse.builder()
+            .withToken(token)
+            .withTokenType("bearer")
+            .withIssuedTokenType(OAuth2Properties.ACCESS_TOKEN_TYPE)
+            .setExpirationInSeconds(tokenTtlSeconds)
+            .build();
+    exchange.getResponseHeaders().set("Cache-Control", "no-store");
+    send(exchange, "POST", 200, OAuth2Util.tokenResponseToJson(response).getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The REST spec's OAuthError: {"error": ..., "error_description": ...}. */
+  private static void oauthError(HttpExchange exchange, int code, String error, String description)
+      throws IOException {
+    Map<String, String> body = new LinkedHashMap<>();
+    body.put("error", error);
+    body.put("error_description", description);
+    send(exchange, "POST", code, MAPPER.writeValueAsBytes(body));
   }
 
   /** The response object (null: 204 No Content), or NO_ROUTE. */
