@@ -18,7 +18,7 @@ PORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); pri
 server() { QREPL_STATE_DIR="$DIR/server" QREPL_REST_PORT="$PORT" bash scripts/rest_catalog.sh "$1"; }
 server start
 trap 'server stop' EXIT
-env -u QREPL_METASTORE QREPL_CATALOG=rest QREPL_REST_URI="http://127.0.0.1:$PORT" \
+env -u QREPL_METASTORE -u QREPL_REST_PREFIX -u QREPL_REST_PROPERTIES_FILE QREPL_CATALOG=rest QREPL_REST_URI="http://127.0.0.1:$PORT" \
     QREPL_REST_WAREHOUSE="$DIR/server/rest/warehouse" QREPL_REST_TOKEN_FILE="$DIR/server/secrets/rest-token" \
     QREPL_STATE_DIR="$DIR/run" DBT_TARGET_PATH="$DIR/run/target" DBT_LOG_PATH="$DIR/run/logs" \
     "$@"
