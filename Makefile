@@ -78,7 +78,7 @@ rest-stop:              ## stops it (by its own pid)
 	bash scripts/rest_catalog.sh stop
 
 REST_TESTS ?= python/tests/spark/test_run_lock.py python/tests/e2e/test_crash_kill.py
-test-rest: $(STAMP) rest-driver  ## the run lock and crash-kill tests on a REST catalog test server of their own (about 7 min; CI runs the run lock's: REST_TESTS=...)
+test-rest: $(STAMP) rest-driver  ## the run lock and crash-kill tests on a REST catalog test server of their own (about 7 min; in CI; REST_TESTS=... for others)
 	bash scripts/on_rest_catalog.sh rest-test $(PY) -m pytest -q --durations=5 $(REST_TESTS)
 
 conformance-rest: $(STAMP) rest-driver  ## `make conformance` on a REST catalog test server of its own (N per policy, default 300; the issue's check is N=100)
