@@ -24,6 +24,19 @@ def _versions(wh) -> dict[int, str]:
     return {r["customer_id"]: r["msrepl_tran_version"] for r in wh.publisher_rows("customers")}
 
 
+def _three_rows(name: str, schema: str):
+    """Three publisher rows on both sides, stamped and run once: the starting point of a test
+    of one write. Returns their versions, the scenario and both backends."""
+    p = {i: v() for i in range(1, 4)}
+    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), name)
+    spark_side, reference = SparkBackend(sc, schema), ReferenceBackend(sc)
+    stamp_publisher(spark_side.wh)
+    for backend in (spark_side, reference):
+        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
+        backend.run(T0)
+    return p, sc, spark_side, reference
+
+
 @pytest.fixture(scope="module")
 def foreign_writes(spark):
     """Six rows and a first run (the stamp's starting point), then writes that know nothing of
@@ -126,13 +139,7 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
     from qrepl.storage import faults
     from qrepl.storage.dbt_runner import DbtError
 
-    p = {i: v() for i in range(1, 4)}
-    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_fault")
-    spark_side, reference = SparkBackend(sc, "qrepl_trigger_fault"), ReferenceBackend(sc)
-    stamp_publisher(spark_side.wh)
-    for backend in (spark_side, reference):
-        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
-        backend.run(T0)
+    p, sc, spark_side, reference = _three_rows("trigger_fault", "qrepl_trigger_fault")
     table = spark_side.wh.table("customers")
     spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
     spark.sql(f"insert into {table} values (4, 'c4', 'Oslo', null)")
@@ -181,15 +188,9 @@ def test_the_readers_own_merge_is_not_examined_again_and_an_outside_write_around
     meets a conflict, as the reference says."""
     from qrepl.storage import faults
 
-    p = {i: v() for i in range(1, 4)}
-    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_own_merge")
-    spark_side, reference = SparkBackend(sc, "qrepl_trigger_own"), ReferenceBackend(sc)
+    p, sc, spark_side, reference = _three_rows("trigger_own_merge", "qrepl_trigger_own")
     wh = spark_side.wh
     article = wh.require_publication().articles[0]
-    stamp_publisher(wh)
-    for backend in (spark_side, reference):
-        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
-        backend.run(T0)
     table = wh.table("customers")
     minutes = iter(range(1, 100))
 
@@ -255,13 +256,7 @@ def test_a_copy_on_write_rewrite_stamps_the_row_it_changed_not_the_rows_it_carri
     leaves the carried-over rows alone (key, version and every column as they were): the
     subscriber's change to a carried-over row applies, its change to the updated row meets a
     conflict, as the reference says of the one write."""
-    p = {i: v() for i in range(1, 4)}
-    sc = scenario_from_dict(scenario("publisher_wins", [], ("s1",)), "trigger_cow")
-    spark_side, reference = SparkBackend(sc, "qrepl_trigger_cow"), ReferenceBackend(sc)
-    stamp_publisher(spark_side.wh)
-    for backend in (spark_side, reference):
-        backend.put_publisher_rows("customers", [row(i, f"city{i}", p[i]) for i in range(1, 4)])
-        backend.run(T0)
+    p, sc, spark_side, reference = _three_rows("trigger_cow", "qrepl_trigger_cow")
     table = spark_side.wh.table("customers")
     files = spark.sql(f"select count(*) from {table}.files where content = 0").first()[0]
     assert files == 1  # the three rows share one data file: the rewrite carries two of them over
