@@ -16,9 +16,12 @@ rm -rf "$DIR"
 mkdir -p -m 700 "$DIR"
 PORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 server() { QREPL_STATE_DIR="$DIR/server" QREPL_REST_PORT="$PORT" bash scripts/rest_catalog.sh "$1"; }
+# the caller's catalog settings (qrepl.storage.spark.REST_ENV) do not reach the command: it gets this server's
+unset_env=(-u QREPL_METASTORE)
+for name in $($PY -c 'from qrepl.storage.spark import REST_ENV; print(*REST_ENV)'); do unset_env+=(-u "$name"); done
 server start
 trap 'server stop' EXIT
-env -u QREPL_METASTORE -u QREPL_REST_PREFIX -u QREPL_REST_PROPERTIES_FILE QREPL_CATALOG=rest QREPL_REST_URI="http://127.0.0.1:$PORT" \
+env "${unset_env[@]}" QREPL_CATALOG=rest QREPL_REST_URI="http://127.0.0.1:$PORT" \
     QREPL_REST_WAREHOUSE="$DIR/server/rest/warehouse" QREPL_REST_TOKEN_FILE="$DIR/server/secrets/rest-token" \
     QREPL_STATE_DIR="$DIR/run" DBT_TARGET_PATH="$DIR/run/target" DBT_LOG_PATH="$DIR/run/logs" \
     "$@"
