@@ -4,25 +4,35 @@
         first (a read that Iceberg answers from the files' column bounds): a DELETE that
         matches nothing still commits a snapshot, and most runs have nothing to purge. -#}
     {%- if qrepl_is_running() -%}
-        {%- set publication = qrepl_config() -%}
-        {%- if publication.conflict_retention_days > 0 -%}
-            {%- set expired -%}
-                detected_at < {{ qrepl_batch_time() }} - make_interval(0, 0, 0, {{ publication.conflict_retention_days }})
-                {%- if not publication.centralized_conflicts %}
-                and {{ _qrepl_conflicts_delivered_or_unsubscribed() }}
-                {%- endif %}
-            {%- endset -%}
-            {%- if run_query('select 1 from ' ~ this ~ ' where ' ~ expired ~ ' limit 1').rows | length > 0 -%}
-                {%- call statement('purge_expired_conflicts', fetch_result=false) -%}
-                    delete from {{ this }} where {{ expired }}
-                {%- endcall -%}
-            {%- endif -%}
+        {%- set expired = qrepl_expired_conflicts_where(this) -%}
+        {%- if expired and run_query('select 1 from ' ~ this ~ ' where ' ~ expired ~ ' limit 1').rows | length > 0 -%}
+            {%- call statement('purge_expired_conflicts', fetch_result=false) -%}
+                delete from {{ this }} where {{ expired }}
+            {%- endcall -%}
         {%- endif -%}
     {%- endif -%}
 {% endmacro %}
 
 
-{% macro _qrepl_conflicts_delivered_or_unsubscribed() %}
+{% macro qrepl_expired_conflicts_where(conflicts) %}
+    {#- The condition on the table `conflicts` that selects the conflicts past the publication's
+        retention as of this run's batch time, or '' when it keeps them (conflict_retention_days
+        0): purge_expired_conflicts deletes by it, and qrepl_run_is_idle asks it first. -#}
+    {%- set publication = qrepl_config() -%}
+    {%- if publication.conflict_retention_days <= 0 -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set expired -%}
+        detected_at < {{ qrepl_batch_time() }} - make_interval(0, 0, 0, {{ publication.conflict_retention_days }})
+        {%- if not publication.centralized_conflicts %}
+        and {{ _qrepl_conflicts_delivered_or_unsubscribed(conflicts) }}
+        {%- endif %}
+    {%- endset -%}
+    {{ return(expired) }}
+{% endmacro %}
+
+
+{% macro _qrepl_conflicts_delivered_or_unsubscribed(conflicts) %}
     {#- Conflicts not centralized are delivered to their subscriber (qrepl distribute marks the
         newest batch it delivered in conflict_deliveries): the purge keeps a subscribed
         subscriber's conflicts above its mark, however old (a subscriber offline for longer
@@ -31,7 +41,7 @@
     {%- set has_marks = qrepl_relation_exists(marks) -%}
     conflict_id not in (
         select undelivered.conflict_id
-        from {{ this }} as undelivered
+        from {{ conflicts }} as undelivered
         inner join {{ qrepl_relation('subscriptions') }} as subscribed
             on undelivered.subscriber = subscribed.subscriber
         {%- if has_marks %}

@@ -12,7 +12,8 @@
         the start of its models (qrepl_renew_run_lock), with a lease of
         QREPL_PLAIN_RUN_LEASE_SECONDS (default 900), which bounds its longest model. A lock
         whose holder died is recovered by the next `qrepl run` once its lease stayed unrenewed
-        that long. Only when the invocation runs a reader model (qrepl_reader_selected). -#}
+        that long. Only when the invocation runs a reader model (qrepl_reader_selected), and
+        not when the run has nothing to do (qrepl_run_is_idle: it then writes nothing). -#}
     {%- if qrepl_is_running() and qrepl_reader_selected() -%}
         {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
         {#- a schema with no publication (a plain `dbt build` with the wrong QREPL_SCHEMA, or
@@ -22,6 +23,10 @@
 qrepl: schema {{ schema }} holds no publication: create one first (`qrepl publication create --config FILE --schema {{ schema }}`), or set QREPL_SCHEMA to the publication's schema
             {%- endset -%}
             {{ exceptions.raise_compiler_error(msg) }}
+        {%- endif -%}
+        {#- a run with nothing to do takes no lock and writes nothing (macro qrepl_run_is_idle) -#}
+        {%- if qrepl_run_is_idle() -%}
+            {{ return('') }}
         {%- endif -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none -%}

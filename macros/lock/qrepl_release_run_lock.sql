@@ -7,7 +7,7 @@
         its lease keeper may renew at this very moment, and of two MERGEs on the lock's row one
         fails its commit, which here would fail the run; `qrepl run` releases it the same way
         once its lease keeper stopped (python/qrepl/storage/run_lock.py, release_if_mine). -#}
-    {%- if qrepl_is_running() and not _qrepl_run_lock_renewed_by_qrepl() -%}
+    {%- if qrepl_is_running() and not _qrepl_run_lock_renewed_by_qrepl() and not qrepl_run_is_idle() -%}
         {%- set held = _qrepl_run_lock_holder() -%}
         {%- if held is not none and held.invocation_id == invocation_id -%}
             {%- set lock = _qrepl_identifier(target.schema, 'schema') ~ '.qrepl_run_lock' -%}

@@ -17,13 +17,23 @@
       `dbt build` executes, and only once the table exists (the first run creates every
       table). A skipped model's pre-hooks, which prepare or apply its batch, are not run; its
       post-hooks (housekeeping, such as the conflicts' retention purge) are. dbt reports it as
-      OK, "NOTHING TO WRITE". -#}
+      OK, "NOTHING TO WRITE".
+      A run with nothing to do at all (macro qrepl_run_is_idle) runs none of qrepl's own
+      models, queue_reader_history included, nor their hooks: "NOTHING TO DO". -#}
   {%- set skip_when = (config.get('meta') or {}).get('qrepl_skip_when') -%}
   {%- if skip_when not in [none, 'batch_is_empty', 'nothing_new_queued', 'no_rows_for_batch'] -%}
     {{ exceptions.raise_compiler_error("qrepl: meta.qrepl_skip_when must be 'batch_is_empty', 'nothing_new_queued' or 'no_rows_for_batch', got '" ~ skip_when ~ "'") }}
   {%- endif -%}
   {%- set skip = false -%}
-  {%- if skip_when == 'nothing_new_queued' and qrepl_is_running() -%}
+  {%- set idle = model.package_name == 'qrepl' and qrepl_run_is_idle() and load_relation(this) is not none -%}
+  {%- if idle -%}
+    {#- a run with nothing to do (qrepl_run_is_idle) writes no table of the reader's, not even
+        queue_reader_history; its post-hooks have nothing to do either -#}
+    {%- call noop_statement('main', 'NOTHING TO DO') -%}
+      -- nothing queued since the last batch, nothing to stamp: this model was not run
+    {%- endcall -%}
+    {{ return({'relations': [this]}) }}
+  {%- elif skip_when == 'nothing_new_queued' and qrepl_is_running() -%}
     {#- the question first: int_batch_subscriptions, the first to ask, then fixes the queue's
         snapshot before it copies the subscriptions, on the first run too -#}
     {%- set skip = qrepl_nothing_new_queued() and load_relation(this) is not none -%}

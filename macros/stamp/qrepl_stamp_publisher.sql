@@ -29,6 +29,10 @@
     {%- if not ((qrepl_is_running() and qrepl_reader_selected()) or (execute and flags.WHICH == 'run-operation')) -%}
         {{ return('') }}
     {%- endif -%}
+    {#- a run with nothing to do found no commit since the last stamp (qrepl_run_is_idle) -#}
+    {%- if qrepl_run_is_idle() -%}
+        {{ return('') }}
+    {%- endif -%}
     {%- set config = qrepl_config() -%}
     {%- set stamps = qrepl_relation('publisher_stamps') -%}
     {%- call statement('qrepl_stamp_log', fetch_result=false) -%}

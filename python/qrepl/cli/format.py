@@ -80,7 +80,7 @@ def status_lines(report: dict) -> list[str]:
     if h is not None:
         kept = h.get("publisher_rows_kept") or 0
         lines.append(
-            f"last run: batch {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
+            f"last batch: {h['batch_id']} at {h['started_at']}: {h['transactions_processed']} transactions, "
             f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
             + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else "")
         )

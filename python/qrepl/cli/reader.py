@@ -29,12 +29,18 @@ def run(wait_seconds: float) -> None:
     automatically once its lease expires (QREPL_RUN_LOCK_LEASE_SECONDS, default 120); a lock
     left by a plain `dbt run` is removed with `qrepl unlock`.
 
+    A run with nothing to do (nothing queued since the last batch) takes no lock and writes
+    nothing, so a frequent schedule costs little.
+
     \b
     Example:
       qrepl run --schema qrepl_demo
       qrepl run --wait 600          # from a scheduler that may overlap a long run
     """
     h = run_reader(current_schema(), echo=echo, wait_seconds=wait_seconds)
+    if h["idle"]:
+        echo(f"nothing to do since batch {h['last_batch_id']}: nothing queued since; nothing was written")
+        return
     echo(
         f"batch {h['batch_id']}: {h['transactions_processed']} transactions, {h['commands_processed']} commands, "
         f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"

@@ -11,7 +11,7 @@ from .format import status_lines
 
 @click.command()
 def status() -> None:
-    """Queue depth per subscriber, update mode, pending reinitializations, last run, conflicts
+    """Queue depth per subscriber, update mode, pending reinitializations, last batch, conflicts
     per subscriber, and the rejected share of immediate transactions.
 
     \b

@@ -174,6 +174,7 @@ class ReferenceReader:
     dropped_generations: dict[str, int] = field(default_factory=dict)
     queue: list[Row] = field(default_factory=list)
     queue_commits: int = 0
+    cut_queue_commits: int = 0  # queue_commits as of the last batch that took a command (5.10)
     batched: set[tuple] = field(default_factory=set)  # the staged content of every row an earlier batch took
     batched_identities: set[tuple] = field(default_factory=set)  # their (subscriber, tran_id, command_seq, enqueued_at)
     batched_transactions: set[tuple[str, str]] = field(default_factory=set)
@@ -535,8 +536,12 @@ class ReferenceReader:
                 return "reused new_version"
         return None
 
-    def run(self, batch_time: datetime) -> int:
-        """Process every queued transaction not processed before; returns the batch id."""
+    def run(self, batch_time: datetime) -> int | None:
+        """Process every queued transaction not processed before; returns the batch id, or
+        None for a run with nothing to do (docs/spec.md 5.10), which changes nothing and takes
+        no batch id."""
+        if self.nothing_to_do(batch_time):
+            return None
         batch_id = len(self.history) + 1
         started = batch_time
         new_rows = self._new_rows()
@@ -553,6 +558,8 @@ class ReferenceReader:
                 )
             else:
                 transactions.setdefault(tkey, []).append(row)
+        if new_rows:
+            self.cut_queue_commits = self.queue_commits
         for row in new_rows:
             self.batched.add(self._content(row))
             self.batched_identities.add(self._identity(row))
@@ -585,6 +592,17 @@ class ReferenceReader:
             }
         )
         return batch_id
+
+    def nothing_to_do(self, now: datetime) -> bool:
+        """docs/spec.md 5.10: a run has nothing to do when an earlier run finished, nothing was
+        committed to the queue since the last batch that took a command, and no conflict is
+        past its retention at `now`."""
+        return (
+            bool(self.history)
+            and self.queue_commits == self.cut_queue_commits
+            and not self._new_rows()
+            and not self._expired_conflicts(now)
+        )
 
     def append_queue(self, rows: list[Row]) -> None:
         """One commit to the queue: its rows become visible together, after every earlier
@@ -735,15 +753,21 @@ class ReferenceReader:
         """conflict_retention_days > 0: older conflicts are deleted, except, when conflicts
         are not centralized, those not yet delivered to their subscriber (while it is
         subscribed): a subscriber offline for longer than the retention still gets them."""
+        expired = self._expired_conflicts(now)
+        self.conflicts = [c for c in self.conflicts if not any(c is e for e in expired)]
+
+    def _expired_conflicts(self, now: datetime) -> list[Row]:
+        """The conflicts the retention purge deletes at `now` (_purge_conflicts)."""
         days = self.publication.conflict_retention_days
-        if days > 0:
-            cutoff = now - timedelta(days=days)
+        if days <= 0:
+            return []
+        cutoff = now - timedelta(days=days)
 
-            def undelivered(c: Row) -> bool:
-                return (
-                    not self.publication.centralized_conflicts
-                    and c["subscriber"] in self.subscriptions
-                    and c["batch_id"] > self.conflict_marks.get(c["subscriber"], 0)
-                )
+        def undelivered(c: Row) -> bool:
+            return (
+                not self.publication.centralized_conflicts
+                and c["subscriber"] in self.subscriptions
+                and c["batch_id"] > self.conflict_marks.get(c["subscriber"], 0)
+            )
 
-            self.conflicts = [c for c in self.conflicts if c["detected_at"] >= cutoff or undelivered(c)]
+        return [c for c in self.conflicts if c["detected_at"] < cutoff and not undelivered(c)]

@@ -7,7 +7,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..core.vocabulary import ConfigError, Progress, check_identifier
-from ..storage.dbt_runner import COMMIT_ATTEMPTS, DbtError, dbt_invoke, lost_to_a_concurrent_commit, run_queue_reader
+from ..storage.dbt_runner import (
+    COMMIT_ATTEMPTS,
+    DbtError,
+    dbt_invoke,
+    lost_to_a_concurrent_commit,
+    run_queue_reader,
+    run_was_idle,
+)
 from ..storage.open import default_schema, warehouse
 from ..storage.run_lock import release, wait_until_free
 from ..storage.table_formats import run_refusal
@@ -69,10 +76,27 @@ def reader_ran_since_init(wh, subscription: dict) -> bool:
     return not cut.join(finished, "batch_id", "left_semi").isEmpty()
 
 
+# what run_reader gives as 0 for a run with nothing to do (the counts of a history row)
+IDLE_COUNTS = (
+    "transactions_processed",
+    "commands_processed",
+    "conflicts",
+    "rejected",
+    "quarantined",
+    "publisher_rows_changed",
+    "compensating_commands",
+    "publisher_rows_kept",
+    "stamped_rows",
+)
+
+
 def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: float = 0) -> dict[str, Any]:
-    """One queue-reader run. Fails fast (RunLocked) while another reader holds the run lock,
-    or waits up to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that
-    died) is recovered first."""
+    """One queue-reader run: its queue_reader_history row, with `idle` False and
+    `stamped_rows`. Fails fast (RunLocked) while another reader holds the run lock, or waits up
+    to `wait_seconds` for it; a lock whose holder's lease expired (a qrepl run that died) is
+    recovered first. A run with nothing to do (macro qrepl_run_is_idle) writes no history row:
+    it gives `idle` True, `batch_id` None, `last_batch_id` (the last finished batch) and every
+    count 0."""
     wh = warehouse(schema)
     for article in wh.require_publication().articles:  # the trigger reads their files: fail in one line
         refusal = run_refusal(wh.spark, wh.article_table(article))
@@ -83,7 +107,7 @@ def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: 
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         try:
-            run_queue_reader(wh.schema, progress=echo)
+            result = run_queue_reader(wh.schema, progress=echo)
             break
         except DbtError as exc:  # a failed run is finished by the next (docs/spec.md §10): run it again
             if attempt == COMMIT_ATTEMPTS or not lost_to_a_concurrent_commit(exc):
@@ -93,7 +117,9 @@ def run_reader(schema: str | None = None, echo: Progress = print, wait_seconds: 
                 f"the next run finishes the batch: attempt {attempt + 1} of {COMMIT_ATTEMPTS}"
             )
     last = wh.spark.table(wh.table("queue_reader_history")).orderBy("batch_id", ascending=False).limit(1).collect()[0]
-    history = last.asDict()
+    if run_was_idle(result):  # nothing to do: no batch, no history row (macro qrepl_run_is_idle)
+        return {**{name: 0 for name in IDLE_COUNTS}, "batch_id": None, "last_batch_id": last["batch_id"], "idle": True}
+    history = {**last.asDict(), "idle": False}
     # rows the publisher's trigger gave a version at this run's start (writers that set none);
     # not the stamps made since the last run by publication create, distribution or an
     # immediate commit, which are recorded under the same next batch id

@@ -174,6 +174,15 @@ def run_queue_reader(schema: str, batch_time: datetime | None = None, quiet: boo
             os.environ.pop(name, None)
 
 
+IDLE_MESSAGE = "NOTHING TO DO"  # macros/materializations/incremental_spark.sql, on a run with nothing to do
+
+
+def run_was_idle(result) -> bool:
+    """Whether the reader run `result` (run_queue_reader's) had nothing to do (macro
+    qrepl_run_is_idle): it took no lock and wrote nothing, not even a history row."""
+    return any(r.node.name == "queue_reader_history" and r.message == IDLE_MESSAGE for r in result.result.results)
+
+
 def stamp_publisher(wh) -> None:
     """The publisher's trigger (macros/stamp/qrepl_stamp_publisher.sql): every publisher row
     a writer changed without a new msrepl_tran_version gets one. The queue reader runs it at

@@ -275,24 +275,33 @@ def test_status_cli_reads_the_schema_from_the_environment(captured_and_run):
         [s["subscriber"], s["status"], "generation", str(s["generation"])] for s in wh.subscriptions()
     ]
     assert all("queued commands 0" in line for line in lines[1:3])
-    assert lines[3].startswith(f"last run: batch {history['batch_id']} at ")
+    assert lines[3].startswith(f"last batch: {history['batch_id']} at ")
     assert f"{history['transactions_processed']} transactions, {history['conflicts']} conflicts" in lines[3]
 
 
 def test_run_cli_says_how_many_outside_writes_the_trigger_stamped(captured_and_run):
     """A job that knows nothing of qrepl updates two publisher rows without a new version; the
-    next `qrepl run` stamps them first and says so, and a run after it stamps nothing."""
+    next `qrepl run` that has a batch stamps them first and says so, and a run after it stamps
+    nothing. Each run has a subscriber's new row to take: a run with nothing to do runs no
+    trigger (docs/spec.md 5.10)."""
     from click.testing import CliRunner
 
     from qrepl.cli import main
 
-    wh = captured_and_run[0]
+    wh, subs = captured_and_run[0], captured_and_run[1]
+
+    def queue_a_new_customer(customer_id: int) -> None:
+        with subs["a"].transaction(f"a-new-{customer_id}") as t:
+            t.insert("customers", {"customer_id": customer_id, "city": "new", "credit_limit": "1.00"})
+
     wh.spark.sql(f"update {wh.table('customers')} set city = 'outside' where customer_id in (1, 3)")
+    queue_a_new_customer(9)
     result = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
     assert result.exit_code == 0, result.output
     written = sum(1 for r in wh.publisher_rows("customers") if r["city"] == "outside")
     assert written >= 1
     assert f"publisher's trigger: {written} row(s) written without a new version were stamped first" in result.output
+    queue_a_new_customer(10)
     again = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
     assert again.exit_code == 0, again.output
     assert "publisher's trigger" not in again.output
@@ -302,6 +311,12 @@ def test_run_cli_says_how_many_outside_writes_the_trigger_stamped(captured_and_r
 
     wh.spark.sql(f"update {wh.table('customers')} set city = 'between' where customer_id = 1")
     stamp_publisher(wh)
+    queue_a_new_customer(11)
     later = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
     assert later.exit_code == 0, later.output
     assert "publisher's trigger" not in later.output
+    # with nothing queued since, a run has nothing to do and says so in one line
+    idle = CliRunner().invoke(main, ["run"], env={"QREPL_SCHEMA": SCHEMA})
+    assert idle.exit_code == 0, idle.output
+    last = max(h["batch_id"] for h in wh.rows_of("queue_reader_history"))
+    assert f"nothing to do since batch {last}: nothing queued since; nothing was written" in idle.output

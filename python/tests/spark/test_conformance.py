@@ -338,7 +338,9 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
         steps += [{"reinitialize": {"subscriber": s}} for rd in rounds for s in rd["reinit"]]
     last = [rd for p in parts for rd in p["rounds"][-1:] if len(p["rounds"]) == r + 1]
     if any(rd.get("outside_during") for rd in last):
-        steps.append({"run": {}})  # its trigger stamps what the last run's outside writes left unstamped
+        # a run after them has nothing to do (docs/spec.md 5.10) and leaves what they wrote
+        # unstamped to the trigger that reads the outputs (SparkBackend.outputs)
+        steps.append({"run": {}})
     return {
         "publication": "sales",
         "policy": policy,

@@ -60,7 +60,7 @@ def foreign_writes(spark):
     spark.sql(f"insert into {table} select 8, name, 'Lima', msrepl_tran_version from {table} where customer_id = 4")
     spark.sql(f"update {table} set city = city where customer_id = 6")  # an UPDATE that changes no value
     before_stamp = _versions(spark_side.wh)
-    spark_side.run(T0 + timedelta(minutes=1))  # a run with nothing queued: the stamp alone
+    stamp_publisher(spark_side.wh)  # the stamp alone, as distribution runs it (a run with nothing to do runs none)
     stamped = _versions(spark_side.wh)
     # the same writes on the reference, with the versions the stamp gave
     reference.publisher_changes(
@@ -144,6 +144,9 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
     spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
     spark.sql(f"insert into {table} values (4, 'c4', 'Oslo', null)")
     recorded = spark_side.wh.last_stamps()["customers"]
+    # queued first: a run with nothing to do would run no trigger (docs/spec.md 5.10)
+    queued = [tran("s1", "t1", upd(1, "s1-1", p[1], v())), tran("s1", "t2", upd(2, "s1-2", p[2], v()))]
+    spark_side.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
 
     def after_the_stamp(k: int, label: str) -> None:
         if "merge into" in label:  # the run's first MERGE is the trigger's
@@ -153,15 +156,13 @@ def test_a_run_failed_right_after_its_stamp_converges_without_stamping_twice(spa
     faults.arm(1, after_the_stamp)
     try:
         with pytest.raises(DbtError):
-            spark_side.run(T0 + timedelta(minutes=1))
+            spark_side.run(T0 + timedelta(minutes=3))
     finally:
         faults.disarm()
     stamped = _versions(spark_side.wh)
     assert stamped[1] not in (p[1], None) and stamped[4] is not None  # the MERGE committed ...
     assert spark_side.wh.last_stamps()["customers"] == recorded  # ... and was not recorded
-    queued = [tran("s1", "t1", upd(1, "s1-1", p[1], v())), tran("s1", "t2", upd(2, "s1-2", p[2], v()))]
-    spark_side.enqueue(queue_rows_for(sc, queued, T0 + timedelta(minutes=2), {}, lambda s: 0))
-    spark_side.run(T0 + timedelta(minutes=3))
+    spark_side.run(T0 + timedelta(minutes=3))  # the next run takes the batch
     after = _versions(spark_side.wh)
     assert after[1] == stamped[1] and after[4] == stamped[4]  # not stamped a second time
     reference.publisher_changes(
@@ -263,7 +264,7 @@ def test_a_copy_on_write_rewrite_stamps_the_row_it_changed_not_the_rows_it_carri
     spark.sql(f"alter table {table} set tblproperties ('write.update.mode' = 'copy-on-write')")
     spark.sql(f"update {table} set city = 'Paris' where customer_id = 1")
     assert spark.sql(f"select count(*) from {table}.files where content = 1").first()[0] == 0  # no delete file
-    spark_side.run(T0 + timedelta(minutes=1))  # the stamp alone
+    stamp_publisher(spark_side.wh)  # the stamp alone
     stamped = _versions(spark_side.wh)
     assert stamped[1] not in (p[1], None) and stamped[2] == p[2] and stamped[3] == p[3]
     reference.publisher_changes([("customers", "U", row(1, "Paris"), stamped[1])])
