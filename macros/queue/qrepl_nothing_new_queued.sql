@@ -12,7 +12,8 @@
 {% macro _qrepl_nothing_new_queued_read() %}
     {#- qrepl_nothing_new_queued's answer, logged once per run. -#}
     {%- set nothing = qrepl_queue_position().read in ('never appended', 'nothing new') -%}
-    {%- if nothing -%}
+    {#- a run with nothing to do said so in its own line (qrepl_run_is_idle) -#}
+    {%- if nothing and not qrepl_run_is_idle() -%}
         {{ log("qrepl: nothing queued since the last batch: the batch cut is not run", info=true) }}
     {%- endif -%}
     {{ return(nothing) }}
