@@ -4,8 +4,8 @@
         first (a read that Iceberg answers from the files' column bounds): a DELETE that
         matches nothing still commits a snapshot, and most runs have nothing to purge. -#}
     {%- if qrepl_is_running() -%}
-        {%- set expired = qrepl_expired_conflicts_where(this) -%}
-        {%- if expired and run_query('select 1 from ' ~ this ~ ' where ' ~ expired ~ ' limit 1').rows | length > 0 -%}
+        {%- set expired = qrepl_conflicts_to_purge(this) -%}
+        {%- if expired -%}
             {%- call statement('purge_expired_conflicts', fetch_result=false) -%}
                 delete from {{ this }} where {{ expired }}
             {%- endcall -%}
@@ -14,10 +14,12 @@
 {% endmacro %}
 
 
-{% macro qrepl_expired_conflicts_where(conflicts) %}
+{% macro qrepl_conflicts_to_purge(conflicts) %}
     {#- The condition on the table `conflicts` that selects the conflicts past the publication's
-        retention as of this run's batch time, or '' when it keeps them (conflict_retention_days
-        0): purge_expired_conflicts deletes by it, and qrepl_run_is_idle asks it first. -#}
+        retention as of this run's batch time, if at least one conflict meets it (one read that
+        Iceberg answers from the files' column bounds); '' when none does or the publication
+        keeps them (conflict_retention_days 0). purge_expired_conflicts deletes by it, and
+        qrepl_run_is_idle asks it. -#}
     {%- set publication = qrepl_config() -%}
     {%- if publication.conflict_retention_days <= 0 -%}
         {{ return('') }}
@@ -28,6 +30,9 @@
         and {{ _qrepl_conflicts_delivered_or_unsubscribed(conflicts) }}
         {%- endif %}
     {%- endset -%}
+    {%- if run_query('select 1 from ' ~ conflicts ~ ' where ' ~ expired ~ ' limit 1').rows | length == 0 -%}
+        {{ return('') }}
+    {%- endif -%}
     {{ return(expired) }}
 {% endmacro %}
 

@@ -30,7 +30,7 @@
     {#- a run with nothing to do (qrepl_run_is_idle) writes no table of the reader's, not even
         queue_reader_history; its post-hooks have nothing to do either -#}
     {%- call noop_statement('main', 'NOTHING TO DO') -%}
-      -- nothing queued since the last batch, nothing to stamp: this model was not run
+      -- a run with nothing to do (docs/spec.md 5.10): this model was not run
     {%- endcall -%}
     {{ return({'relations': [this]}) }}
   {%- elif skip_when == 'nothing_new_queued' and qrepl_is_running() -%}

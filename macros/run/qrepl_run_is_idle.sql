@@ -30,8 +30,7 @@
 
 {% macro _qrepl_run_is_idle_read() %}
     {#- qrepl_run_is_idle's reads; the answer is logged in one line when it is idle. -#}
-    {%- set schema = _qrepl_identifier(target.schema, 'schema') -%}
-    {%- if run_query("show tables in " ~ schema ~ " like 'qrepl_run_lock'").rows | length > 0 -%}
+    {%- if _qrepl_run_lock_holder() is not none -%}
         {{ return(false) }}
     {%- endif -%}
     {%- set tables = {} -%}
@@ -53,8 +52,7 @@
     {%- if (batches[1] | int) > finished or (batches[2] | int) > finished -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set expired = qrepl_expired_conflicts_where(tables.conflicts) -%}
-    {%- if expired and run_query('select 1 from ' ~ tables.conflicts ~ ' where ' ~ expired ~ ' limit 1').rows | length > 0 -%}
+    {%- if qrepl_conflicts_to_purge(tables.conflicts) -%}
         {{ return(false) }}
     {%- endif -%}
     {#- idle: what the skipped models still ask while dbt compiles them is known now (the

@@ -29,7 +29,8 @@
     {%- if not ((qrepl_is_running() and qrepl_reader_selected()) or (execute and flags.WHICH == 'run-operation')) -%}
         {{ return('') }}
     {%- endif -%}
-    {#- a run with nothing to do found no commit since the last stamp (qrepl_run_is_idle) -#}
+    {#- a run with nothing to do compares no versions: the next reader of versions stamps
+        (qrepl_run_is_idle, docs/spec.md 5.10) -#}
     {%- if qrepl_run_is_idle() -%}
         {{ return('') }}
     {%- endif -%}

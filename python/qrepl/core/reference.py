@@ -753,8 +753,8 @@ class ReferenceReader:
         """conflict_retention_days > 0: older conflicts are deleted, except, when conflicts
         are not centralized, those not yet delivered to their subscriber (while it is
         subscribed): a subscriber offline for longer than the retention still gets them."""
-        expired = self._expired_conflicts(now)
-        self.conflicts = [c for c in self.conflicts if not any(c is e for e in expired)]
+        expired = {id(c) for c in self._expired_conflicts(now)}
+        self.conflicts = [c for c in self.conflicts if id(c) not in expired]
 
     def _expired_conflicts(self, now: datetime) -> list[Row]:
         """The conflicts the retention purge deletes at `now` (_purge_conflicts)."""

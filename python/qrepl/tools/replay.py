@@ -184,6 +184,10 @@ class Backend(Protocol):
     def outputs(self) -> dict[str, Any]: ...
 
 
+def _has_outside_writes(scenario: Scenario) -> bool:
+    return any("outside_write" in step for step in scenario.steps)
+
+
 def _no_such_write(pending: list[tuple[str, OutsideWrite]]) -> str:
     return (
         f"outside writes during {', '.join(sorted({p for p, _ in pending}))}: the run made no such write "
@@ -390,9 +394,7 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
     publisher's trigger gave an outside write (a new uuid on Spark): it is written as
     `(stamped)`, so the two outputs compare."""
     pub = scenario.publication
-    known = (
-        _scenario_versions(scenario.steps, set()) if any("outside_write" in step for step in scenario.steps) else None
-    )
+    known = _scenario_versions(scenario.steps, set()) if _has_outside_writes(scenario) else None
 
     def version(v: Any) -> Any:
         return STAMPED if known is not None and isinstance(v, str) and v not in known else v
@@ -562,7 +564,7 @@ class SparkBackend:
         from ..storage.dbt_runner import stamp_publisher
 
         wh = self.wh
-        if any("outside_write" in step for step in self.scenario.steps):
+        if _has_outside_writes(self.scenario):
             stamp_publisher(wh)
         return {
             "publisher": {a.name: wh.publisher_rows(a.name) for a in self.scenario.publication.articles},
