@@ -17,6 +17,7 @@ from typing import Any
 
 from .identity_ranges import PUBLISHER_RANGE_OWNER, next_identity, next_range, range_refusal
 from .modes import ConflictError, capture_refusal, initial_current_mode, normalize_update_mode, switch_refusal
+from .partitions import OUTSIDE_THE_PARTITION, Partition, holds, write_refusal
 from .publication import Article, Publication
 from .rows import canonical_key, normalize_row
 from .values import MAX_KEY_BYTES, MAX_ROW_BYTES, UUID_TEXT, parse_json_object, queued_value_ok, stamp_text
@@ -152,6 +153,8 @@ class Subscription:
     update_mode: str = "queued"
     current_mode: str = "queued"
     reader_ran_since_init: bool = False
+    # its row filters (docs/spec.md §11): per article, which publisher rows its replica holds
+    partition: Partition = field(default_factory=dict)
 
     def as_row(self) -> Row:
         return {
@@ -325,9 +328,12 @@ class ReferenceReader:
             self.apply_outside_effect(self.outside_effect(*write))
         return batch_id
 
-    def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
+    def add_subscription(
+        self, subscriber: str, update_mode: str = "queued", partition: Partition | None = None
+    ) -> None:
         """Subscribe at generation 0, or, for a subscriber dropped before, at one above the
-        dropped subscription's generation (its tombstone)."""
+        dropped subscription's generation (its tombstone); with a partition, its replica holds
+        and its writes stay within the rows its filters meet (docs/spec.md §11)."""
         mode = normalize_update_mode(update_mode)
         generation = self.dropped_generations[subscriber] + 1 if subscriber in self.dropped_generations else 0
         if subscriber in self.subscriptions:
@@ -338,6 +344,7 @@ class ReferenceReader:
             generation=generation,
             update_mode=mode,
             current_mode=initial_current_mode(mode),
+            partition=dict(partition or {}),
         )
         for a in self.publication.articles:
             if a.identity:
@@ -356,6 +363,40 @@ class ReferenceReader:
         sub.status, sub.generation = "active", sub.generation + 1
         sub.reinit_requested_at = sub.reinit_reason = None
         sub.reader_ran_since_init = False
+
+    def change_partition(self, subscriber: str, partition: Partition, force: bool = False) -> None:
+        """A filter change is a reinitialization of the subscription (docs/spec.md §11): refused
+        while it has queued commands no run has taken, unless forced; the generation moves, so
+        those commands are rejected as of an older generation (rejected_reinit), and the
+        replica is taken anew with the new partition's rows."""
+        pending = self.pending_commands(subscriber)
+        if pending and not force:
+            raise ConfigError(
+                f"subscription {subscriber} has {pending} queued command(s) the reader has not taken: "
+                "run the reader first, or --force to reject them"
+            )
+        self.subscriptions[subscriber].partition = dict(partition)
+        self.reinitialize(subscriber)
+
+    def replica_rows(self, subscriber: str, article_name: str) -> dict[str, Row]:
+        """What a snapshot or distribution gives the subscriber's replica of an article: the
+        publisher's rows its partition holds, by key."""
+        a, partition = self.article(article_name), self.subscriptions[subscriber].partition
+        return {k: r for k, r in self.publisher[article_name].items() if holds(partition, a, r)}
+
+    def partition_refusal(self, subscriber: str, command: Row) -> str | None:
+        """Why a captured command (article, op, new_row and old_row as JSON text) is outside the
+        subscriber's partition: its new row, or the row as its replica held it (old_row, when
+        the command carries it). None when it is inside. The publisher's row is not the
+        evidence: a publisher change that moved the row out since the capture is a conflict,
+        judged as any."""
+        partition = self.subscriptions[subscriber].partition
+        article = self.publication.article(command.get("article"))
+        if not partition or article is None or article.name not in partition:
+            return None
+        new_row = parse_json_object(command.get("new_row")) if command.get("new_row") else None
+        seen = parse_json_object(command.get("old_row")) if command.get("old_row") else None
+        return write_refusal(subscriber, partition, article, command.get("op"), new_row, seen)
 
     # -- update modes (docs/update-modes.md) ------------------------------------------------
     def pending_commands(self, subscriber: str) -> int:
@@ -396,6 +437,10 @@ class ReferenceReader:
         self.check_capture(subscriber)
         if sub.current_mode != "immediate":
             raise ConfigError(f"subscriber {subscriber} captures {sub.current_mode}, not immediate")
+        for cmd in commands:
+            why = self.partition_refusal(subscriber, cmd)
+            if why:
+                raise ConfigError(why)
         overlay: dict[tuple[str, str], Row | None] = {}
         found: list[Row] = []
         for seq, cmd in enumerate(commands, 1):
@@ -534,6 +579,8 @@ class ReferenceReader:
                 or (current is not None and current["msrepl_tran_version"] == new_v)
             ):
                 return "reused new_version"
+        if row["generation"] == sub.generation and self.partition_refusal(sub.subscriber, row):
+            return OUTSIDE_THE_PARTITION
         return None
 
     def run(self, batch_time: datetime) -> int | None:
@@ -706,6 +753,8 @@ class ReferenceReader:
             return self._outcome(sub_name, tran_id, batch_id, "rejected_reinit")
         for article_name, row_key in touched:
             current = self.publisher[article_name].get(row_key)
+            if not holds(sub.partition, self.article(article_name), current):
+                current = None  # its replica does not hold the publisher's row: the command deletes it
             comp_seq[sub_name] += 1
             self.compensating_commands.append(
                 {

@@ -73,6 +73,7 @@ REJECT_REASONS = (
     "duplicate command with other content",
     "duplicate command",
     "reused new_version",
+    "outside the partition",
 )
 REJECT_WHOLE_TRANSACTION = "transaction has a quarantined command"
 

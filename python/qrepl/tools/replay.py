@@ -8,12 +8,13 @@ only difference between `qrepl replay --reference` and `qrepl replay` is who rea
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from ..core.partitions import Partition, parse_filters
 from ..core.publication import Publication, publication_from_dict
 from ..core.rows import canonical_key, normalize_row
 from ..core.values import dumps
@@ -79,6 +80,8 @@ class Scenario:
     publication: Publication
     subscribers: list[str]
     steps: list[dict[str, Any]]
+    # row filters (docs/spec.md §11): per subscriber, its partition from the start
+    partitions: dict[str, Partition] = field(default_factory=dict)
 
 
 def load_scenario(path: Path, policy: str | None = None) -> Scenario:
@@ -109,13 +112,33 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
         "run",
         "reinitialize",
         "advance_clock",
+        "filter_change",
     }
     for i, step in enumerate(steps, 1):
         if not isinstance(step, dict) or len(step) != 1 or next(iter(step)) not in known:
             raise ConfigError(f"scenario {name}: step {i} must be one of {sorted(known)}")
         if "outside_write" in step:
             _check_outside_write(name, i, step["outside_write"], publication)
-    return Scenario(name, publication, subscribers, steps)
+        if "filter_change" in step:
+            body = step["filter_change"]
+            if not isinstance(body, dict) or body.get("subscriber") not in subscribers:
+                raise ConfigError(f"scenario {name}: step {i} (filter_change) needs one of the scenario's subscribers")
+            _scenario_partition(name, publication, body.get("filters"))
+    filters = data.get("filters") or {}
+    if not isinstance(filters, dict) or any(s not in subscribers for s in filters):
+        raise ConfigError(f"scenario {name}: filters must map the scenario's subscribers to their article filters")
+    partitions = {s: _scenario_partition(name, publication, f) for s, f in filters.items()}
+    return Scenario(name, publication, subscribers, steps, partitions)
+
+
+def _scenario_partition(name: str, publication: Publication, filters: Any) -> Partition:
+    """A scenario's `{"article": "condition"}` as a partition (ConfigError in one line)."""
+    if not isinstance(filters, dict):
+        raise ConfigError(f'scenario {name}: filters are {{"article": "condition"}}')
+    try:
+        return parse_filters(publication, [f"{a}: {c}" for a, c in filters.items()])
+    except ConfigError as e:
+        raise ConfigError(f"scenario {name}: {e}") from None
 
 
 PublisherChange = tuple[str, str, dict, str | None]  # article, op, row (or key for D), new_version
@@ -177,6 +200,7 @@ class Backend(Protocol):
     def run(self, batch_time: datetime) -> None: ...
     def reinitialize(self, subscriber: str) -> None: ...
     def drop_subscription(self, subscriber: str) -> None: ...
+    def change_partition(self, subscriber: str, partition: Partition, force: bool) -> None: ...
 
     def add_subscription(self, subscriber: str) -> None: ...
     def deliver_conflicts(self, subscriber: str) -> None: ...
@@ -199,7 +223,7 @@ class ReferenceBackend:
     def __init__(self, scenario: Scenario) -> None:
         self.reader = ReferenceReader(scenario.publication)
         for s in scenario.subscribers:
-            self.reader.add_subscription(s)
+            self.reader.add_subscription(s, partition=scenario.partitions.get(s))
         self.during_next_run: list[tuple[str, OutsideWrite]] = []
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
@@ -236,6 +260,9 @@ class ReferenceBackend:
 
     def drop_subscription(self, subscriber: str) -> None:
         self.reader.drop_subscription(subscriber)
+
+    def change_partition(self, subscriber: str, partition: Partition, force: bool) -> None:
+        self.reader.change_partition(subscriber, partition, force)
 
     def add_subscription(self, subscriber: str) -> None:
         self.reader.add_subscription(subscriber)
@@ -305,7 +332,7 @@ def queue_rows_for(
                     "old_version": cmd.get("old_version"),
                     "new_version": cmd.get("new_version"),
                     "new_row": new_row,
-                    "old_row": None,
+                    "old_row": dumps(cmd["old_row"]) if isinstance(cmd.get("old_row"), dict) else None,
                     "enqueued_at": enqueued_at,
                 }
             )
@@ -355,6 +382,10 @@ def play(scenario: Scenario, backend: Backend) -> dict[str, Any]:
             backend.reinitialize(body["subscriber"])
         elif kind == "drop_subscription":
             backend.drop_subscription(body["subscriber"])
+        elif kind == "filter_change":
+            partition = _scenario_partition(scenario.name, scenario.publication, body["filters"])
+            backend.change_partition(body["subscriber"], partition, bool(body.get("force")))
+            generations = {}
         elif kind == "advance_clock":
             clock += timedelta(days=body.get("days", 0), seconds=body.get("seconds", 0))
     if pending_changes:
