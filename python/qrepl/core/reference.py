@@ -385,17 +385,22 @@ class ReferenceReader:
         return {k: r for k, r in self.publisher[article_name].items() if holds(partition, a, r)}
 
     def partition_refusal(self, subscriber: str, command: Row) -> str | None:
-        """Why a captured command (article, op, new_row and old_row as JSON text) is outside the
-        subscriber's partition: its new row, or the row as its replica held it (old_row, when
-        the command carries it). None when it is inside. The publisher's row is not the
-        evidence: a publisher change that moved the row out since the capture is a conflict,
-        judged as any."""
+        """Why a command (article, op, row_key, old_version, new_row as JSON text) is outside
+        the subscriber's partition (docs/spec.md §11): an insert's or update's new row does not
+        meet its filter, or an update or delete names a row the partition does not hold: the
+        publisher's row of that key, when it still has the version the command read (so it is
+        the row the subscriber read). None when it is inside. A row whose version moved on
+        since is not evidence: that command meets a conflict, judged as any."""
         partition = self.subscriptions[subscriber].partition
         article = self.publication.article(command.get("article"))
         if not partition or article is None or article.name not in partition:
             return None
         new_row = parse_json_object(command.get("new_row")) if command.get("new_row") else None
-        seen = parse_json_object(command.get("old_row")) if command.get("old_row") else None
+        seen = None
+        if command.get("op") in ("U", "D"):
+            current = self.publisher[article.name].get(command.get("row_key"))
+            if current is not None and current["msrepl_tran_version"] == command.get("old_version"):
+                seen = current
         return write_refusal(subscriber, partition, article, command.get("op"), new_row, seen)
 
     # -- update modes (docs/update-modes.md) ------------------------------------------------

@@ -332,7 +332,7 @@ def queue_rows_for(
                     "old_version": cmd.get("old_version"),
                     "new_version": cmd.get("new_version"),
                     "new_row": new_row,
-                    "old_row": dumps(cmd["old_row"]) if isinstance(cmd.get("old_row"), dict) else None,
+                    "old_row": None,
                     "enqueued_at": enqueued_at,
                 }
             )
