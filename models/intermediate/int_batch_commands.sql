@@ -23,6 +23,9 @@
    Decides docs/spec.md 5.1 (Order), 5.9 (Quarantine). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
+/* the batch's row filters (docs/spec.md §11), none when nothing new is queued (this model is
+   not run) or no subscription has one: then this statement is what it is without partitions */
+{%- set row_filters = [] if qrepl_nothing_new_queued() else qrepl_batch_row_filters() -%}
 /* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
     earlier batch took a queued row only if it took that very content; a row with the
     identity of a taken command but other content is new, and quarantined */
@@ -334,6 +337,29 @@ duplicates_counted as (
 
 ),
 
+{% if row_filters %}
+    partitions_parsed as (
+
+        -- the new row and the publisher's row at the cut, read by the types of the columns
+        -- the batch's filters name, for the commands of each filtered article (row images are
+        -- Spark's own JSON, which these types read back exactly)
+        select
+            duplicates_counted.*
+            {%- for article in qrepl_filter_articles(row_filters) %},
+                case
+                    when article = '{{ article.name }}'
+                        then from_json(typed_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
+                end as qrepl_new__{{ article.name }},
+                case
+                    when article = '{{ article.name }}'
+                        then from_json(root_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
+                end as qrepl_root__{{ article.name }}
+            {%- endfor %}
+        from duplicates_counted
+
+    ),
+{% endif %}
+
 commands_checked as (
 
     select
@@ -387,8 +413,14 @@ commands_checked as (
                     or commands.root_version <=> commands.new_version
                 )
                 then 'reused new_version'
+            {%- if row_filters %}
+                when
+                    commands.generation = commands.subscription_generation
+                    and {{ qrepl_outside_partition_sql(row_filters, 'commands') }}
+                    then 'outside the partition'
+            {%- endif %}
         end as own_reject_reason
-    from duplicates_counted as commands
+    from {{ 'partitions_parsed' if row_filters else 'duplicates_counted' }} as commands
 
 ),
 

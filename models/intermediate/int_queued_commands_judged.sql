@@ -20,6 +20,8 @@
    Decides docs/spec.md 5.2 (Judging a command), 5.5 (publisher_wins), 5.6 (publisher_wins_reinit), 5.7 (subscriber_wins). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
+/* the batch's row filters (docs/spec.md §11): none when no subscription has one */
+{%- set row_filters = [] if qrepl_batch_is_empty() else qrepl_batch_row_filters() -%}
 /* a row state: the publisher's at the batch cut, and the one a command leaves */
 {%- set root_state = "named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row)" -%}
 {%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', typed_row)" -%}
@@ -177,6 +179,23 @@ outcomes as (
 
 ),
 
+{% if row_filters %}
+    partitions_met as (
+
+        -- the row each command met, read by the types of the columns the filters name
+        select
+            outcomes.*
+            {%- for article in qrepl_filter_articles(row_filters) %},
+                case
+                    when article = '{{ article.name }}'
+                        then from_json(met_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
+                end as qrepl_met__{{ article.name }}
+            {%- endfor %}
+        from outcomes
+
+    ),
+{% endif %}
+
 final as (
 
     select
@@ -199,13 +218,25 @@ final as (
         met_row_exists,
         met_version,
         met_row,
+        -- whether the subscriber's partition holds the row the command met (docs/spec.md
+        -- §11): a compensating command deletes one it does not; NULL without a filter
+        {%- if row_filters %}
+            case
+                {%- for f in row_filters %}
+                    when subscriber = '{{ f.subscriber }}' and article = '{{ f.article.name }}'
+                        then met_row_exists and coalesce({{ qrepl_row_filter_sql(f.tree, f.article, 'qrepl_met__' ~ f.article.name) }}, false)
+                {%- endfor %}
+            end
+        {%- else %}
+            cast(null as boolean)
+        {%- endif %} as met_row_in_partition,
         conflict_type,
         is_logged_conflict,
         outcome,
         policy,
         subscriber_cut,
         {{ qrepl_batch_time() }} as batched_at
-    from outcomes
+    from {{ 'partitions_met' if row_filters else 'outcomes' }}
     where {{ batch_not_yet_written(batch_id) }}
 
 )

@@ -2,7 +2,9 @@
 /* One row per distinct publisher row a rejected (publisher_wins) transaction touched: the
    command that makes the originating subscriber's row equal the publisher's at that point.
    A view over the batch log (int_queued_commands_judged): a rejected transaction's first
-   command on each row, with the state it met there.
+   command on each row, with the state it met there: the publisher's row, or a delete when
+   there was none or the subscriber's partition does not hold it (met_row_in_partition false,
+   docs/spec.md §11).
    Decides docs/spec.md 5.5 (publisher_wins). */
 
 with
@@ -15,7 +17,14 @@ int_queued_commands_judged as (
 
 first_touches_of_rejected as (
 
-    select *
+    select
+        *,
+        -- read through the row's JSON: a log written before partitions existed has no
+        -- met_row_in_partition column until its next batch, and every row of it holds its row
+        coalesce(
+            get_json_object(to_json(struct(int_queued_commands_judged.*)), '$.met_row_in_partition'),
+            'true'
+        ) = 'true' as partition_holds_met_row
     from int_queued_commands_judged
     where outcome = 'rejected' and step_on_row = 1
 
@@ -28,8 +37,8 @@ final as (
         tran_id,
         article,
         row_key,
-        case when met_row_exists then 'upsert' else 'delete' end as op,
-        case when met_row_exists then met_row end as row,
+        case when met_row_exists and partition_holds_met_row then 'upsert' else 'delete' end as op,
+        case when met_row_exists and partition_holds_met_row then met_row end as row,
         batch_id,
         row_number() over (partition by subscriber, batch_id order by tran_pos, command_seq) as seq
     from first_touches_of_rejected

@@ -84,6 +84,11 @@ def status_lines(report: dict) -> list[str]:
             f"{h['conflicts']} conflicts, {h['rejected']} rejected, {h['quarantined']} quarantined"
             + (f", {kept} publisher row(s) kept (changed at the publisher during the run)" if kept else "")
         )
+    if report.get("partition_overlap") is not None:
+        lines.append(
+            f"partitions: {report['partition_overlap']} row(s) held by two subscriptions, where their changes "
+            "can conflict (qrepl publication check: per article and pair)"
+        )
     for r in report.get("identity_ranges", []):
         lines.append(
             f"identity {r['article']}: {r['owner']} range {r['range_start']}..{r['range_end']}, "

@@ -1,4 +1,4 @@
-"""`qrepl subscription add|list|drop|set-mode|reinit|range`."""
+"""`qrepl subscription add|show|filter|list|drop|set-mode|reinit|range`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from ..core.modes import normalize_update_mode
 from ..core.vocabulary import check_identifier
 from ..services.distribution import reinitialize
 from ..services.identity_ranges import assign_identity_range
-from ..services.subscriptions import add_subscription, drop_subscription, list_subscriptions, set_mode
+from ..core.partitions import describe
+from ..services.subscriptions import (
+    add_subscription,
+    change_partition,
+    drop_subscription,
+    list_subscriptions,
+    set_mode,
+    show_subscription,
+)
 from .context import current_schema, echo
 from .format import mode_text
 
@@ -35,18 +43,76 @@ def subscription() -> None:
     help="Update mode: queued, immediate, failover, queued_failover or read_only "
     "(SQL Server's 'queued tran', 'sync tran', 'queued failover', 'read only' too).",
 )
-def subscription_add(subscriber, update_mode) -> None:
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar='"ARTICLE: CONDITION"',
+    help="A row filter: the subscriber holds and writes only the article's rows that meet "
+    "CONDITION, a SQL condition on the article's own columns. Once per article.",
+)
+def subscription_add(subscriber, update_mode, filters) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
     finishes a subscription whose snapshot was never completed. See docs/update-modes.md
-    for the update modes.
+    for the update modes, and docs/publishing.md for partitions (--filter).
 
     \b
     Example:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
+      qrepl subscription add north --filter "orders: region = 'north'"
     """
-    sub = add_subscription(current_schema(), subscriber, echo=echo, update_mode=normalize_update_mode(update_mode))
+    sub = add_subscription(
+        current_schema(), subscriber, echo=echo, update_mode=normalize_update_mode(update_mode), filters=filters
+    )
     echo(f"subscribed {subscriber} ({sub['update_mode']})")
+    for article, text in sub["filters"].items():
+        echo(f"  {article}: {text}")
+
+
+@subscription.command("show")
+@click.argument("subscriber")
+def subscription_show(subscriber) -> None:
+    """Show SUBSCRIBER's subscription: status, generation, update mode and its row filters
+    (in qrepl's normalized text; an article without one is whole).
+
+    \b
+    Example:
+      qrepl subscription show north
+    """
+    s = show_subscription(current_schema(), subscriber)
+    echo(f"subscriber   {s['subscriber']}")
+    echo(f"status       {s['status']}, generation {s['generation']}")
+    echo(f"update mode  {mode_text(s)}")
+    for article in s["articles"]:
+        echo(f"{article:<12} {s['filters'].get(article, 'every row')}")
+
+
+@subscription.command("filter")
+@click.argument("subscriber")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar='"ARTICLE: CONDITION"',
+    help="The new row filter of an article (once per article); an article not given takes every row.",
+)
+@click.option("--force", is_flag=True, help="Reject the subscriber's queued commands the reader has not taken.")
+def subscription_filter(subscriber, filters, force) -> None:
+    """Change SUBSCRIBER's row filters: a reinitialization (generation + 1, a fresh snapshot of
+    the new partition's rows), as SQL Server's filter change. Refused while SUBSCRIBER has
+    queued commands the queue reader has not taken, unless --force, which rejects them
+    (rejected_reinit). Without --filter the subscriber takes every row again.
+
+    \b
+    Example:
+      qrepl subscription filter north --filter "orders: region in ('north', 'east')"
+      qrepl subscription filter north --filter "orders: region = 'north'" --force
+    """
+    sub = change_partition(current_schema(), subscriber, filters, force, echo=echo)
+    echo(f"{subscriber} reinitialized with its new filters, generation {sub['generation']}")
+    for article, text in describe(sub["partition"]).items():
+        echo(f"  {article}: {text}")
 
 
 @subscription.command("set-mode")
@@ -90,6 +156,7 @@ def subscription_list() -> None:
     for s in list_subscriptions(current_schema()):
         echo(
             f"{s['subscriber']:<12} {s['status']:<15} generation {s['generation']}  {mode_text(s)}"
+            + ("  filtered" if s.get("partition_spec") else "")
             + (f"  ({s['reinit_reason']})" if s["reinit_reason"] else "")
         )
 

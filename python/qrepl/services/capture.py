@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
 from ..core.modes import capture_refusal
+from ..core.partitions import Partition, write_refusal
 from ..core.rows import canonical_key, normalize_row, value_refusal
 from ..core.values import dumps, stamp_text
 from ..core.vocabulary import ConfigError, check_identifier
@@ -38,6 +39,7 @@ class Transaction:
         self.images: list[dict | None] = []  # each command's row image (its new_row), for stamp_rows
         # identity values this transaction's inserts were given, per article, in order
         self.identities: dict[str, list[int]] = {}
+        self.partition: Partition = {}  # the subscription's row filters (docs/spec.md §11)
 
     def _identity(self, article, op: str, new_row: dict | None, current: dict | None) -> dict | None:
         """An insert of an identity article gets the next value of a range: the publisher's
@@ -96,6 +98,9 @@ class Transaction:
             else value_refusal(article, new_row if given is None else {c: new_row[c] for c in given if c in new_row})
         )
         if refusal:
+            raise ConfigError(refusal)
+        refusal = write_refusal(self.sub.name, self.partition, article, op, normalize_row(article, new_row), current)
+        if refusal:  # a write outside the partition, refused before anything is written
             raise ConfigError(refusal)
         version = new_version() if op != "D" else None
         image = None
@@ -159,6 +164,7 @@ class Subscriber:
         if refusal:
             raise ConfigError(refusal)
         tran = Transaction(self, sub["current_mode"])
+        tran.partition = self.warehouse.partition(sub)
         yield tran
         if not tran.commands:
             return

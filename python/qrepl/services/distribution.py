@@ -20,7 +20,9 @@ snapshot. Snapshots that distribution still needs must not be expired.
 
 from __future__ import annotations
 
+from ..core.filter_meaning import spark_sql
 from ..core.modes import REINITIALIZING
+from ..core.partitions import Partition
 from ..core.vocabulary import ConfigError, Progress, check_identifier
 from ..storage.replica import (
     deliveries,
@@ -39,10 +41,18 @@ from ..storage.warehouse import JSON_OPTIONS, Warehouse
 
 
 def _deliver_article(
-    wh: Warehouse, subscriber: str, article_name: str, since: int | None, now: int | None, pending_keys
+    wh: Warehouse,
+    subscriber: str,
+    article_name: str,
+    since: int | None,
+    now: int | None,
+    pending_keys,
+    partition: Partition | None = None,
 ) -> int:
     """Merge into the replica the publisher's current row for every row changed between the
-    two snapshots or named by a pending compensating command; returns the rows merged."""
+    two snapshots or named by a pending compensating command; returns the rows merged. With a
+    row filter on the article (docs/spec.md §11) the replica holds only the rows it meets: a
+    changed row that now meets it is delivered, one that no longer does is deleted."""
     from pyspark.sql import functions as F
 
     article = wh.article(article_name)
@@ -51,6 +61,9 @@ def _deliver_article(
     before = table_at(wh, article, since).select(*article.key, image.alias("before_image"))
     current = table_at(wh, article, now)
     after = current.select(*article.key, image.alias("after_image"))
+    tree = (partition or {}).get(article.name)
+    if tree is not None:
+        current = current.where(spark_sql(tree))  # rendered from the checked tree, never from text
     changed = (
         before.join(after, list(article.key), "full_outer")
         .where(~F.col("before_image").eqNullSafe(F.col("after_image")))
@@ -145,6 +158,7 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
         return "skipped (its initial snapshot is not finished)"
     pending = pending_compensations(wh, name)
     counts["compensations"] = pending.count()
+    partition = wh.partition(sub)
     snapshots = {}
     for article in pub.articles:
         since = delivered.get((name, article.name))
@@ -156,7 +170,7 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
             .select(F.from_json("row_key", article.key_ddl).alias("k"))
             .select("k.*")
         )
-        counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys)
+        counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys, partition)
         snapshots[article.name] = now
     if snapshots:
         record_delivery(wh, name, snapshots)

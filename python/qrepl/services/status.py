@@ -10,6 +10,7 @@ from ..storage.open import warehouse
 from ..storage.run_lock import current_holder
 from .conflicts import listed_conflicts
 from .identity_ranges import identity_ranges
+from .partitions import partition_overlaps
 from .reader import unapplied_queue
 
 
@@ -45,4 +46,8 @@ def status(schema: str | None) -> dict[str, Any]:
         "last_run": last_run,
         "run_lock": current_holder(wh),
         "identity_ranges": identity_ranges(schema) if any(a.identity for a in pub.articles) else [],
+        # rows two partitions both hold (docs/spec.md §11), when some subscription has a filter
+        "partition_overlap": partition_overlaps(schema)["total"]
+        if any(s.get("partition_spec") for s in subscriptions)
+        else None,
     }

@@ -1,9 +1,11 @@
-"""Subscriptions: add one (with its initial snapshot), list, drop, and switch a failover
-subscription between queued and immediate updating (docs/update-modes.md)."""
+"""Subscriptions: add one (with its initial snapshot and its partition), list, drop, change its
+row filters (docs/spec.md §11), and switch a failover subscription between queued and
+immediate updating (docs/update-modes.md)."""
 
 from __future__ import annotations
 
-from ..core.modes import normalize_update_mode, switch_refusal
+from ..core.modes import REINITIALIZING, normalize_update_mode, switch_refusal
+from ..core.partitions import describe, parse_filters
 from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
@@ -11,27 +13,57 @@ from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unp
 from .reader import reader_ran_since_init, unapplied_queue
 
 
-def add_subscription(schema: str | None, subscriber: str, echo: Progress = print, update_mode: str = "queued") -> dict:
-    """Subscribe (with an update mode, docs/update-modes.md) and deliver the initial
-    snapshot; returns the subscription. The subscription row is written first and the snapshot records itself last, so
-    a rerun after a crash at any point finishes the subscription instead of failing on it."""
+def add_subscription(
+    schema: str | None,
+    subscriber: str,
+    echo: Progress = print,
+    update_mode: str = "queued",
+    filters: list[str] | tuple[str, ...] = (),
+) -> dict:
+    """Subscribe (with an update mode, docs/update-modes.md, and row filters, "ARTICLE:
+    CONDITION", docs/spec.md §11) and deliver the initial snapshot; returns the subscription.
+    The subscription row is written first and the snapshot records itself last, so a rerun
+    after a crash at any point finishes the subscription instead of failing on it; a rerun
+    with other filters is refused."""
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
-    wh.require_publication()  # one line if the schema has none
+    partition = parse_filters(wh.require_publication(), filters)  # one line if the schema has none
     existing = wh.subscription(subscriber)
+    if existing is not None and wh.partition(existing) != partition:
+        given = describe(wh.partition(existing)) or "none"
+        raise ConfigError(
+            f"subscriber {subscriber} is subscribed with filters {given}: change them with "
+            f"`qrepl subscription filter {subscriber} ...`"
+        )
     if existing is None:
-        wh.add_subscription(subscriber, mode)
+        wh.add_subscription(subscriber, mode, partition)
     elif has_snapshot(wh, subscriber):
         if any(s == subscriber for s, _ in snapshot_pins(wh)):  # crashed after recording, before unpinning
             unpin_snapshots(wh, subscriber)
             echo(f"{subscriber}: subscribed earlier, its initial snapshot was recorded: finished")
-            return wh.subscription(subscriber)
+            return _with_partition(wh, wh.subscription(subscriber))
         raise ConfigError(f"subscriber {subscriber} is already subscribed to {wh.require_publication().name}")
     else:
         echo(f"{subscriber}: subscribed earlier, its initial snapshot was not finished: delivering it now")
     ensure_ranges(wh, subscriber, wh.require_publication().articles)
     snapshot_replica(wh, subscriber, echo)
-    return wh.subscription(subscriber)
+    return _with_partition(wh, wh.subscription(subscriber))
+
+
+def _with_partition(wh, sub: dict) -> dict:
+    """A subscription with its partition, and its filters' normalized text by article."""
+    partition = wh.partition(sub)
+    return {**sub, "partition": partition, "filters": describe(partition)}
+
+
+def show_subscription(schema: str | None, subscriber: str) -> dict:
+    """One subscription with its partition (`filters`: per article its filter's normalized
+    text) and the publication's articles (`articles`)."""
+    wh = warehouse(schema)
+    sub = wh.subscription(subscriber)
+    if sub is None:
+        raise ConfigError(f"no subscription for subscriber {subscriber}")
+    return {**_with_partition(wh, sub), "articles": [a.name for a in wh.require_publication().articles]}
 
 
 def list_subscriptions(schema: str | None) -> list[dict]:
@@ -42,6 +74,39 @@ def list_subscriptions(schema: str | None) -> list[dict]:
 def drop_subscription(schema: str | None, subscriber: str) -> None:
     """Drop a subscription; its queued rows the queue reader has not taken are never applied."""
     warehouse(schema).drop_subscription(subscriber)
+
+
+def change_partition(
+    schema: str | None, subscriber: str, filters: list[str] | tuple[str, ...], force: bool, echo: Progress = print
+) -> dict:
+    """Change a subscription's row filters (docs/spec.md §11): a reinitialization, as SQL
+    Server's filter change. Refused while the subscriber has queued commands the reader has not
+    taken, unless `force` (they are then rejected_reinit, as of an older generation).
+
+    The generation moves first (status reinitializing: captures are refused), then the filter
+    is recorded, then the replica is replaced by the new partition's rows and the status set
+    active: a rerun after a crash at any point goes on with the same generation and filter."""
+    from .distribution import reinitialize
+
+    wh = warehouse(schema)
+    sub = wh.subscription(subscriber)
+    if sub is None:
+        raise ConfigError(f"no subscription for subscriber {subscriber}")
+    partition = parse_filters(wh.require_publication(), filters)
+    if sub["status"] != REINITIALIZING:
+        pending = unapplied_queue(wh)
+        pending = pending.where(pending.subscriber == subscriber).count()
+        if pending and not force:
+            raise ConfigError(
+                f"subscriber {subscriber} has {pending} queued command(s) the queue reader has not taken: "
+                f"run `qrepl run` first, or --force to reject them (rejected_reinit)"
+            )
+        wh.update_subscription(
+            subscriber, REINITIALIZING, sub["generation"] + 1, sub["reinit_requested_at"], sub["reinit_reason"]
+        )
+    wh.set_partition(subscriber, partition)
+    reinitialize(schema, subscriber, progress=echo)
+    return _with_partition(wh, wh.subscription(subscriber))
 
 
 def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:

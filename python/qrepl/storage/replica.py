@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..core.filter_meaning import spark_sql
 from ..core.publication import Article
 from ..core.rows import canonical_key, typed_row
 from ..core.vocabulary import Progress, check_identifier
@@ -138,8 +139,9 @@ def unpin_snapshots(wh: Warehouse, subscriber: str) -> None:
 
 
 def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
-    """Replace the subscriber's replica with the publisher's current rows and record the
-    snapshots it reflects (initial sync and reinitialization). The rows are read as of the
+    """Replace the subscriber's replica with the publisher's current rows (those its partition
+    holds, docs/spec.md §11) and record the snapshots it reflects (initial sync and
+    reinitialization). The rows are read as of the
     snapshot the publisher's trigger examined right before, so every row copied carries the
     version the trigger gave it: a job's write that set no version reaches the replica under
     its new version, never under the old one (which would meet a conflict it does not have)."""
@@ -148,6 +150,7 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     articles = wh.require_publication().articles
+    partition = wh.partition(wh.subscription(subscriber) or {})
     pin_snapshots(wh, subscriber, articles)
     stamp_publisher(wh)
     stamped = wh.last_stamps()
@@ -157,6 +160,8 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
         # 0: the trigger saw the table before its first snapshot; no record: the table as it is
         sid = wh.article_snapshot(article) if examined is None else (examined or None)
         rows = table_at(wh, article, sid)
+        if article.name in partition:  # rendered from the checked tree, never from text
+            rows = rows.where(spark_sql(partition[article.name]))
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")

@@ -18,7 +18,8 @@ QUEUE_SCHEMA = (
 )
 SUBSCRIPTIONS_SCHEMA = (
     "subscriber STRING, publication STRING, status STRING, generation INT, "
-    "reinit_requested_at TIMESTAMP, reinit_reason STRING, update_mode STRING, current_mode STRING"
+    "reinit_requested_at TIMESTAMP, reinit_reason STRING, update_mode STRING, current_mode STRING, "
+    "partition_spec STRING"
 )
 # A dropped subscription's last generation (its tombstone): adding the subscriber again starts
 # one above it, so the dropped incarnation's queued transactions are stale and never applied.

@@ -28,6 +28,7 @@ from .tables import (  # noqa: F401  (the Python tables' DDL, re-exported for th
     columns,
 )
 from ..core.modes import initial_current_mode, normalize_update_mode
+from ..core.partitions import Partition, partition_json, partition_of
 from ..core.publication import Article, Publication, publication_from_dict, qrepl_table_refusal
 from ..core.rows import typed_row
 from ..core.vocabulary import ConfigError, check_identifier
@@ -44,7 +45,9 @@ ICEBERG_PROPS = (
 
 QUEUE_COLUMNS = columns(QUEUE_SCHEMA)
 # added after the first release: a store created before gets them on first use (null = queued)
-SUBSCRIPTION_MODE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING"}
+# columns added to the subscriptions table after it first existed: the update modes, and the
+# partition (docs/spec.md §11: per article its filter's text and checked tree, JSON; NULL: whole)
+SUBSCRIPTION_LATE_COLUMNS = {"update_mode": "STRING", "current_mode": "STRING", "partition_spec": "STRING"}
 # added after the first release: a store created before gets them on first use (null = the
 # default table, no identity, no stamped column; docs/spec.md §3)
 ARTICLE_LATE_COLUMNS = {
@@ -178,8 +181,9 @@ class Warehouse:
         self._add_missing_columns("qrepl_articles", ARTICLE_LATE_COLUMNS)
 
     def ensure_subscription_columns(self) -> None:
-        """Add the update-mode columns to a subscriptions table created before they existed."""
-        self._add_missing_columns("subscriptions", SUBSCRIPTION_MODE_COLUMNS)
+        """Add the update-mode and partition columns to a subscriptions table created before
+        they existed."""
+        self._add_missing_columns("subscriptions", SUBSCRIPTION_LATE_COLUMNS)
 
     def _add_missing_columns(self, name: str, columns: dict[str, str]) -> None:
         """Add to an existing table each of `columns` (name: type) it does not have yet."""
@@ -440,8 +444,10 @@ class Warehouse:
 
     @staticmethod
     def _subscription_row(row) -> dict:
-        """A subscription as a dict; a row written before update modes existed is queued."""
+        """A subscription as a dict; a row written before update modes existed is queued, one
+        written before partitions existed is whole."""
         s = row.asDict()
+        s.setdefault("partition_spec", None)
         s["update_mode"] = s.get("update_mode") or "queued"
         s["current_mode"] = s.get("current_mode") or initial_current_mode(s["update_mode"])
         return s
@@ -457,11 +463,16 @@ class Warehouse:
         rows = subscriptions.where(subscriptions.subscriber == subscriber).collect()
         return self._subscription_row(rows[0]) if rows else None
 
-    def add_subscription(self, subscriber: str, update_mode: str = "queued") -> None:
-        self.add_subscriptions([subscriber], update_mode)
+    def add_subscription(
+        self, subscriber: str, update_mode: str = "queued", partition: Partition | None = None
+    ) -> None:
+        self.add_subscriptions([subscriber], update_mode, {subscriber: partition} if partition else None)
 
-    def add_subscriptions(self, subscribers: list[str], update_mode: str = "queued") -> None:
-        """Subscribe several subscribers in one commit (active, generation 0, one update mode)."""
+    def add_subscriptions(
+        self, subscribers: list[str], update_mode: str = "queued", partitions: dict[str, Partition] | None = None
+    ) -> None:
+        """Subscribe several subscribers in one commit (active, generation 0, one update mode;
+        each with its partition, docs/spec.md §11)."""
         pub = self.require_publication()
         update_mode = normalize_update_mode(update_mode)
         self.ensure_subscription_columns()
@@ -484,6 +495,7 @@ class Warehouse:
                     None,
                     update_mode,
                     initial_current_mode(update_mode),
+                    partition_json((partitions or {}).get(s) or {}),
                 )
                 for s in subscribers
             ],
@@ -519,6 +531,22 @@ class Warehouse:
         ).writeTo(self.table("subscription_tombstones")).append()
         view = self._temp_view([{"subscriber": subscriber}], "subscriber STRING")
         self.spark.sql(f"delete from {self.table('subscriptions')} where subscriber in (select subscriber from {view})")
+
+    def partition(self, subscription: dict) -> Partition:
+        """A subscription's partition (docs/spec.md §11), each filter checked again against its
+        article: {} when it takes every row."""
+        return partition_of(self.require_publication(), subscription.get("partition_spec"))
+
+    def set_partition(self, subscriber: str, partition: Partition) -> None:
+        """Record a subscription's partition (its filter change is a reinitialization:
+        services.subscriptions.change_partition)."""
+        self.ensure_subscription_columns()
+        view = self._temp_view([(subscriber, partition_json(partition))], "subscriber STRING, partition_spec STRING")
+        self.spark.sql(
+            f"merge into {self.table('subscriptions')} as target using {view} as source "
+            f"on target.subscriber = source.subscriber "
+            f"when matched then update set target.partition_spec = source.partition_spec"
+        )
 
     def update_subscription(
         self, subscriber: str, status: str, generation: int, requested_at: datetime | None, reason: str | None

@@ -489,7 +489,7 @@ class SparkBackend:
         self.wh = warehouse(schema)
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
-            self.wh.add_subscriptions(scenario.subscribers)
+            self.wh.add_subscriptions(scenario.subscribers, partitions=scenario.partitions)
         self.during_next_run: list[tuple[str, OutsideWrite]] = []
         self.examined = False  # by the publisher's trigger, once (a run, or _baseline)
 
@@ -570,6 +570,19 @@ class SparkBackend:
 
     def drop_subscription(self, subscriber: str) -> None:
         self.wh.drop_subscription(subscriber)
+
+    def change_partition(self, subscriber: str, partition: Partition, force: bool) -> None:
+        """A filter change as `qrepl subscription filter` makes it, without a replica: refused
+        while commands wait (unless forced), generation + 1, the new partition recorded."""
+        from ..services.reader import unapplied_queue
+
+        pending = unapplied_queue(self.wh)
+        pending = pending.where(pending.subscriber == subscriber).count()
+        if pending and not force:
+            raise ConfigError(f"subscription {subscriber} has {pending} queued command(s) the reader has not taken")
+        sub = self.wh.subscription(subscriber)
+        self.wh.update_subscription(subscriber, "active", sub["generation"] + 1, None, None)
+        self.wh.set_partition(subscriber, partition)
 
     def add_subscription(self, subscriber: str) -> None:
         self.wh.add_subscription(subscriber)

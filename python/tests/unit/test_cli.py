@@ -25,10 +25,10 @@ COMMANDS = list(every_command())
 
 
 def test_the_help_test_walks_every_command():
-    assert len(COMMANDS) == 31  # qrepl, its 14 commands, and the 5 + 6 + 5 of publication, subscription, conflicts
+    assert len(COMMANDS) == 34  # qrepl, its 14 commands, and the 6 + 8 + 5 of publication, subscription, conflicts
     for group, verbs in (
-        ("publication", {"create", "show", "describe", "set-policy", "range"}),
-        ("subscription", {"add", "list", "drop", "set-mode", "reinit", "range"}),
+        ("publication", {"create", "show", "describe", "set-policy", "range", "check"}),
+        ("subscription", {"add", "list", "drop", "set-mode", "reinit", "range", "show", "filter"}),
         ("conflicts", {"list", "show", "log", "resolve", "remove"}),
     ):
         assert {c[1] for c in COMMANDS if len(c) == 2 and c[0] == group} == verbs
