@@ -3,9 +3,9 @@ publication replayed under other policies, side by side.
 
 The replay starts from the publisher as it was when the first batch started (Iceberg time
 travel: each article table's snapshot current at that batch's `started_at`), with the
-subscriptions as that batch cut them, and feeds each batch's queued commands (the raw queue
-rows the batch took, from `int_batch_commands`) to a queue reader in a scratch schema, one
-run per batch. Reinitializations and dropped subscriptions between the batches are replayed
+subscriptions (and their row filters) as that batch cut them, and feeds each batch's queued
+commands (the raw queue rows the batch took, from `int_batch_commands`) to a queue reader in
+a scratch schema, one run per batch. Reinitializations and dropped subscriptions between the batches are replayed
 from the later batches' cuts; publisher-local writes between the batches are not (the
 what-if compares policies on the queued transactions). The live schema is only read.
 """
@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.partitions import partition_of
 from ..core.vocabulary import CONFLICT_CODES, ConfigError, Progress, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from ..storage.replica import table_at
@@ -29,7 +30,7 @@ OUTCOMES = ("applied", "applied_with_conflicts", "rejected", "rejected_reinit")
 class Batch:
     batch_id: int
     started_at: Any
-    subscriptions: list[dict]  # as the batch cut them: subscriber, status, generation
+    subscriptions: list[dict]  # as the batch cut them: subscriber, status, generation, partition_spec
     queue_rows: list[dict]
 
 
@@ -66,11 +67,16 @@ def read_batches(wh: Warehouse, first: int, last: int) -> list[Batch]:
         .distinct()
         .collect()
     )
+    # each subscription's row filters as the batch cut them (docs/spec.md §11; a batch log older
+    # than partitions has none)
+    spec = cut.partition_spec if "partition_spec" in cut.columns else lit(None).cast("string")
     batches = []
     for batch_id in range(first, last + 1):
         subs = [
             r.asDict()
-            for r in cut.where(cut.batch_id == batch_id).select("subscriber", "status", "generation").collect()
+            for r in cut.where(cut.batch_id == batch_id)
+            .select("subscriber", "status", "generation", spec.alias("partition_spec"))
+            .collect()
         ]
         mine = [
             {**{c: r[c] for c in QUEUE_COLUMNS}, "queue_order": r.queue_order} for r in rows if r.batch_id == batch_id
@@ -128,8 +134,13 @@ def check_scratch(wh: Warehouse, scratch: str) -> None:
         )
 
 
+def backend_publication(backend):
+    return backend.reader.publication if isinstance(backend, ReferenceBackend) else backend.wh.require_publication()
+
+
 def _follow_subscriptions(backend, batch: Batch) -> None:
-    """Bring the replay's subscriptions to the batch's cut: drop, add, reinitialize, mark."""
+    """Bring the replay's subscriptions to the batch's cut: drop, add, reinitialize, their
+    row filters, mark."""
     if isinstance(backend, ReferenceBackend):
         current = {s: sub.generation for s, sub in backend.reader.subscriptions.items()}
     else:
@@ -144,6 +155,11 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
         while current[name] < sub["generation"]:
             backend.reinitialize(name)
             current[name] += 1
+        partition = partition_of(backend_publication(backend), sub.get("partition_spec"))
+        if isinstance(backend, ReferenceBackend):
+            backend.reader.subscriptions[name].partition = partition
+        elif backend.wh.partition(backend.wh.subscription(name)) != partition:
+            backend.wh.set_partition(name, partition)
         if sub["status"] == "reinit_pending":
             if isinstance(backend, ReferenceBackend):
                 backend.reader.subscriptions[name].status = "reinit_pending"

@@ -130,9 +130,48 @@ def _value(draw, type_name: str):
     return draw(st.sampled_from(["1.50", "-0.25", "100.00"]))
 
 
+def _filter_literal(type_name: str, value) -> str:
+    """A value of a column as a row filter's literal (docs/spec.md §11)."""
+    if type_name == "string":
+        return "'" + value.replace("'", "''") + "'"
+    if type_name == "date":
+        return f"DATE '{value}'"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+FILTERABLE = ("int", "bigint", "smallint", "tinyint", "string", "boolean", "date", "decimal(8,2)", "decimal(10,2)")
+
+
+def _row_filter(draw, article: dict, key_row) -> str | None:
+    """A row filter over one of the article's columns of an exact type, drawn so that rows
+    move in and out as their values change: the key in a few of the workload's keys, or a
+    value column against values the workload writes. None when no column can be filtered."""
+    columns = [c for c, t in article["columns"].items() if t in FILTERABLE or t == "decimal(38,2)"]
+    if not columns:
+        return None
+    col = draw(st.sampled_from(columns))
+    typ = article["columns"][col]
+    if col in article["key"]:
+        keys = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+        return f"{col} IN ({', '.join(_filter_literal(typ, key_row(article, k)[col]) for k in keys)})"
+    if typ == "boolean":
+        return draw(st.sampled_from([col, f"NOT {col}", f"{col} IS NULL"]))
+    if typ == "string":
+        return draw(
+            st.sampled_from([f"{col} IN ('a', 'é')", f"{col} LIKE 'x%'", f"lower({col}) <> 'b'", f"length({col}) = 0"])
+        )
+    if typ == "date":
+        return f"{col} >= DATE '2026-01-02'"
+    if typ.startswith("decimal"):
+        return draw(st.sampled_from([f"{col} > 0", f"{col} BETWEEN -1 AND 2", f"{col} IS NOT NULL"]))
+    return draw(st.sampled_from([f"{col} > 0", f"{col} IN (-5, 0, 5)", f"NOT ({col} = 1 OR {col} IS NULL)"]))
+
+
 @st.composite
 def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
-    """One workload over `articles`: its own subscribers p<part>s<i>, its own keys."""
+    """One workload over `articles`: its own subscribers p<part>s<i>, its own keys; about half
+    of the subscribers partitioned by a row filter on an article (docs/spec.md §11), which a
+    round may change (with --force: the subscriber's queued commands become rejected_reinit)."""
     subscribers = [f"p{part}s{i}" for i in range(1, _many(draw, 1, 5) + 1)]
     versions: list[str] = []
 
@@ -155,6 +194,12 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
                 row[col] = _value(draw, typ)
         return row
 
+    def partition_of() -> dict[str, str]:
+        article = draw(st.sampled_from(articles))
+        condition = _row_filter(draw, article, key_row)
+        return {article["name"]: condition} if condition else {}
+
+    filters = {s: f for s in subscribers if draw(st.booleans()) and (f := partition_of())}
     known: dict[tuple[str, int], str] = {}
     publisher = {}
     for article in articles:
@@ -229,19 +274,24 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         reinit = []
         if policy == "publisher_wins_reinit" and draw(st.booleans()):
             reinit = [draw(st.sampled_from(subscribers))]
+        filter_changes = []
+        if draw(st.integers(0, 7)) == 0:  # a filter change, forced: this round's commands are rejected_reinit
+            changed = draw(st.sampled_from(subscribers))
+            filter_changes = [{"subscriber": changed, "filters": partition_of(), "force": True}]
         outside_during = outside_writes(during=True)
         rounds.append(
             {
                 "changes": changes,
                 "outside": outside,
                 "transactions": transactions,
+                "filter_changes": filter_changes,
                 "outside_during": outside_during,
                 "reinit": reinit,
             }
         )
-        for s in reinit:
+        for s in reinit + [c["subscriber"] for c in filter_changes]:
             generations[s] += 1
-    return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds}
+    return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds, "filters": filters}
 
 
 @st.composite
@@ -333,6 +383,7 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
         steps += [{"publisher_change": c} for rd in rounds for c in rd["changes"]]
         steps += [{"outside_write": w} for rd in rounds for w in rd.get("outside", [])]
         steps.append({"enqueue": [t for rd in rounds for t in rd["transactions"]]})
+        steps += [{"filter_change": c} for rd in rounds for c in rd.get("filter_changes", [])]
         steps += [{"outside_write": w} for rd in rounds for w in rd.get("outside_during", [])]
         steps.append({"run": {}})
         steps += [{"reinitialize": {"subscriber": s}} for rd in rounds for s in rd["reinit"]]
@@ -346,6 +397,7 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
         "policy": policy,
         "articles": articles,
         "subscribers": [s for p in parts for s in p["subscribers"]],
+        "filters": {s: f for p in parts for s, f in p.get("filters", {}).items()},
         "steps": steps,
     }
 
