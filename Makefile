@@ -15,7 +15,7 @@ PACK ?= 25
 .PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
 	rest-driver rest-start rest-stop test-rest conformance-rest bench-rest
-.PHONY: example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
+.PHONY: partition-check example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
 
 $(STAMP): requirements.lock requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "qrepl: java not found: install Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -146,6 +146,11 @@ bench-statements: $(STAMP) ## one warm reader run statement by statement: per db
 bench-replay: $(STAMP)  ## `qrepl replay` of 10k one-transaction enqueue steps vs the reference (TRANSACTIONS=...)
 	rm -rf $(CURDIR)/.qrepl_state/bench-replay
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/bench-replay $(PY) bench/replay_bench.py $(if $(TRANSACTIONS),--transactions $(TRANSACTIONS))
+
+partition-check: $(STAMP) ## two subscribers with disjoint partitions, TRANSACTIONS (10000) each: zero conflicts; unpartitioned, the conflicts the reference predicts
+	rm -rf $(CURDIR)/.qrepl_state/partition-check
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/partition-check $(PY) scripts/partition_check.py \
+		$(if $(TRANSACTIONS),--transactions $(TRANSACTIONS))
 
 conformance: $(STAMP)   ## N generated workloads per policy, Spark + dbt vs the reference
 	QREPL_CONFORMANCE_EXAMPLES=$(N) QREPL_CONFORMANCE_COUPLED=$(N) QREPL_SCENARIO_POLICIES=all \

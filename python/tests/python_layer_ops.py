@@ -15,6 +15,7 @@ from qrepl.services.distribution import distribute, reinitialize
 from qrepl.services.enqueue import enqueue_file
 from qrepl.core.model import publication_from_dict
 from qrepl.services.service import add_subscription, create_publication, run_reader
+from qrepl.services.subscriptions import change_partition
 from qrepl.storage.warehouse import PUBLISHED_BY, Warehouse
 
 SCHEMA = "qrepl_pyfaults"
@@ -175,6 +176,14 @@ OPERATIONS: dict[str, Callable] = {
     "add_column": lambda wh, tmp: _publish(tmp, _with_bin(PUBLICATION)),
     # `qrepl conflicts resolve --keep subscriber`: the reviews table, the compare-and-swap, the review
     "resolve": lambda wh, tmp: _resolve(wh),
+    # a partitioned subscription (docs/spec.md §11): its row, then the filtered snapshot
+    "subscription_add_filtered": lambda wh, tmp: add_subscription(
+        SCHEMA, "c", echo=lambda _: None, filters=["customers: city in ('c2', 'c3')"]
+    ),
+    # `qrepl subscription filter b --force`: the generation, the filter, the filtered snapshot
+    "filter_change": lambda wh, tmp: change_partition(
+        SCHEMA, "b", ["customers: city <> 'B'"], force=True, echo=lambda _: None
+    ),
 }
 # what an operation changes that rolling back the tables' snapshots does not undo (a table's
 # schema, its properties): undone before each try
@@ -191,6 +200,9 @@ CI_POINTS = {
 # minutes at every point: in CI 1, 9, 17); reinitialization and subscription add fail at every
 # other write (80 and 52 s of CI at every point, stop 51's junit)
 CI_EVERY = {"distribute": 8, "reinitialize": 2, "subscription_add": 2}
+# the partitioned paths share their writes with subscription add and reinitialization: CI fails
+# their first and last write, `make faults` every one
+CI_EVERY.update({"subscription_add_filtered": 100, "filter_change": 100})
 # rerunning these after a failure is not a no-op by design: a captured transaction the caller
 # saw fail is retried by the caller (a new transaction); the checks below say what converges
 RETRY_IS_NEW_WORK = {"capture"}
