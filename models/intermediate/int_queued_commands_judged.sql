@@ -21,7 +21,8 @@
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
 /* the batch's row filters (docs/spec.md §11): none when no subscription has one */
-{%- set row_filters = [] if qrepl_batch_is_empty() else qrepl_batch_row_filters() -%}
+{%- set row_filters = [] if not qrepl_is_running() or qrepl_run_is_idle() or qrepl_batch_is_empty()
+    else qrepl_batch_row_filters() -%}
 /* a row state: the publisher's at the batch cut, and the one a command leaves */
 {%- set root_state = "named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row)" -%}
 {%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', typed_row)" -%}

@@ -1,7 +1,9 @@
 """Partitioned subscriptions on the real pipeline (docs/spec.md §11): row filters on snapshots,
-distribution, capture and immediate commits, the queue reader's quarantine and compensation,
-filter changes, the overlap check, and each filter evaluated by Spark exactly as the
-reference evaluates it."""
+distribution, capture and immediate commits, filter changes, the overlap check, a stored filter
+checked again by the reader, and each filter evaluated by Spark exactly as the reference
+evaluates it. The reader's quarantine and compensation are replayed against the reference in
+test_replay_spark.py (scenarios/partitioned_subscriptions.json, under every policy in `make
+conformance`) and in test_conformance.py's generated workloads."""
 
 from __future__ import annotations
 
@@ -23,7 +25,6 @@ from qrepl.services.subscriptions import change_partition, show_subscription
 from qrepl.storage.dbt_runner import DbtError
 from qrepl.storage.replica import Replica
 from qrepl.storage.warehouse import Warehouse, new_version
-from qrepl.tools.replay import ReferenceBackend, SparkBackend, load_scenario, normalized_outputs, play
 
 pytestmark = pytest.mark.spark
 
@@ -36,7 +37,6 @@ ORDERS = {
 PUBLICATION = {"publication": "sales", "policy": "publisher_wins", "articles": [ORDERS]}
 QUIET = {"echo": lambda _: None}
 ROOT = Path(__file__).resolve().parents[3]
-SCENARIO = ROOT / "scenarios" / "partitioned_subscriptions.json"
 
 
 @pytest.fixture()
@@ -67,23 +67,6 @@ def publisher_rows_meeting(wh: Warehouse, text: str) -> set[int]:
     article = wh.article("orders")
     tree = filter_language.parse(article, text)
     return {r["order_id"] for r in wh.publisher_rows("orders") if filter_meaning.matches(article, tree, r)}
-
-
-@pytest.mark.parametrize("policy", ["publisher_wins", "publisher_wins_reinit", "subscriber_wins"])
-def test_a_partitioned_scenario_on_spark_equals_the_reference(spark, policy):
-    """scenarios/partitioned_subscriptions.json under each policy: writes outside the partition
-    (an insert, an update that moves a row out, an update and a delete of a row the partition
-    does not hold) quarantined with their transactions; a publisher change that moved a row out
-    met as a conflict whose compensation deletes the row; another subscriber's change moving a
-    row in; a filter change (generation + 1). Spark + dbt output == reference output."""
-    scenario = load_scenario(SCENARIO, policy)
-    expected = normalized_outputs(scenario, play(scenario, ReferenceBackend(scenario)))
-    actual = normalized_outputs(scenario, play(scenario, SparkBackend(scenario)))
-    assert actual == expected
-    assert {r["reason"] for r in actual["queue_rejects"]} == {
-        "outside the partition",
-        "transaction has a quarantined command",
-    }
 
 
 def test_snapshots_and_distribution_hold_exactly_the_partitions_rows(wh):

@@ -21,12 +21,12 @@ assert SCENARIOS, "no scenarios/*.json found beside the project"
 
 
 # every scenario under its own policy; `make conformance` (QREPL_SCENARIO_POLICIES=all) also replays
-# the basic scenario under the two other policies (CI covers each policy in test_spec_sentences.py
-# and in the generated workloads of test_conformance.py)
+# the basic and the partitioned scenario under the two other policies (CI covers each policy in
+# test_spec_sentences.py and in the generated workloads of test_conformance.py)
 CASES = [(p, None) for p in SCENARIOS if p.stem not in ("judging_table", "uncoupled_batches")] + [
     (p, policy)
     for p in SCENARIOS
-    if p.stem == "publisher_wins_basic"
+    if p.stem in ("publisher_wins_basic", "partitioned_subscriptions")
     for policy in ("publisher_wins_reinit", "subscriber_wins")
     if os.environ.get("QREPL_SCENARIO_POLICIES") == "all"
 ]
