@@ -12,6 +12,9 @@ from .publication import Article, Publication
 from .vocabulary import ConfigError
 
 Partition = dict[str, dict]  # article name -> checked filter tree
+# article name -> the columns a subscription takes (its key among them), in declaration order;
+# an article not named is taken whole (column filters, docs/spec.md §11)
+ColumnLists = dict[str, tuple[str, ...]]
 
 OUTSIDE_THE_PARTITION = "outside the partition"  # the queue reader's quarantine reason
 
@@ -35,17 +38,59 @@ def parse_filters(publication: Publication, specs: list[str] | tuple[str, ...]) 
     return partition
 
 
-def partition_json(partition: Partition) -> str | None:
-    """The stored form (subscriptions.partition_spec): per article its normalized text and
-    checked tree, sorted; None for no partition."""
-    if not partition:
+def parse_columns(publication: Publication, specs: list[str] | tuple[str, ...], partition: Partition) -> ColumnLists:
+    """`--columns "ARTICLE: COL, COL, ..."` options (once per article) as column lists;
+    ConfigError in one line for an unknown article or column, an article given twice, a list
+    without a key column, or one without a column its row filter reads."""
+    lists: ColumnLists = {}
+    for spec in specs:
+        name, sep, names = str(spec).partition(":")
+        name = name.strip()
+        article = publication.article(name)
+        if not sep or article is None:
+            raise ConfigError(f'columns {spec!r}: write them as "ARTICLE: COL, COL", ARTICLE one of the publication\'s')
+        if name in lists:
+            raise ConfigError(f"columns {spec!r}: {name} has a column list already (one per article)")
+        given = [c.strip() for c in names.split(",") if c.strip()]
+        unknown = [c for c in given if c not in article.columns]
+        if unknown:
+            raise ConfigError(f"columns {spec!r}: {unknown[0]} is not a column of {name}")
+        missing = [k for k in article.key if k not in given]
+        if missing:
+            raise ConfigError(f"columns {spec!r}: the key column {missing[0]} must be in the list")
+        read = filter_meaning.columns(partition[name]) if name in partition else []
+        if any(c not in given for c in read):
+            left_out = next(c for c in read if c not in given)
+            raise ConfigError(f"columns {spec!r}: the row filter of {name} reads {left_out}, which the list leaves out")
+        lists[name] = tuple(c for c in article.columns if c in given)
+    return lists
+
+
+def takes(columns: ColumnLists, article: Article) -> tuple[str, ...]:
+    """The article's columns a subscription takes."""
+    return columns.get(article.name) or tuple(article.columns)
+
+
+def project(columns: ColumnLists, article: Article, row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A row image as the subscription holds it: its columns and msrepl_tran_version (the
+    whole row for an article it takes whole)."""
+    if row is None or article.name not in columns:
+        return row
+    return {**{c: row.get(c) for c in columns[article.name]}, "msrepl_tran_version": row.get("msrepl_tran_version")}
+
+
+def partition_json(partition: Partition, columns: ColumnLists | None = None) -> str | None:
+    """The stored form (subscriptions.partition_spec): per article its filter's normalized text
+    and checked tree, and its column list, sorted; None for no partition."""
+    columns = columns or {}
+    if not partition and not columns:
         return None
-    return json.dumps(
-        {name: {"filter": filter_meaning.text(tree), "tree": tree} for name, tree in sorted(partition.items())},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    stored: dict[str, dict] = {}
+    for name, tree in partition.items():
+        stored.setdefault(name, {}).update(filter=filter_meaning.text(tree), tree=tree)
+    for name, names in columns.items():
+        stored.setdefault(name, {})["columns"] = list(names)
+    return json.dumps(dict(sorted(stored.items())), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def partition_of(publication: Publication, stored: Any) -> Partition:
@@ -66,8 +111,19 @@ def partition_of(publication: Publication, stored: Any) -> Partition:
             raise ConfigError(
                 f"a subscription's partition names {name!r}, which is not an article of {publication.name}"
             )
-        out[name] = filter_language.check(article, entry.get("tree"))
+        if "tree" in entry:
+            out[name] = filter_language.check(article, entry.get("tree"))
     return out
+
+
+def columns_of(publication: Publication, stored: Any) -> ColumnLists:
+    """The column lists of a stored partition_spec, checked again (ConfigError in one line)."""
+    partition = partition_of(publication, stored)  # the stored text checked, its filters too
+    if stored is None or stored == "":
+        return {}
+    data = json.loads(stored) if isinstance(stored, str) else stored
+    specs = [f"{name}: {', '.join(map(str, entry['columns']))}" for name, entry in data.items() if "columns" in entry]
+    return parse_columns(publication, specs, partition)
 
 
 def describe(partition: Partition) -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .identity_ranges import PUBLISHER_RANGE_OWNER, next_identity, next_range, range_refusal
 from .modes import ConflictError, capture_refusal, initial_current_mode, normalize_update_mode, switch_refusal
-from .partitions import OUTSIDE_THE_PARTITION, Partition, holds, write_refusal
+from .partitions import OUTSIDE_THE_PARTITION, ColumnLists, Partition, holds, project, takes, write_refusal
 from .publication import Article, Publication
 from .rows import canonical_key, normalize_row
 from .values import MAX_KEY_BYTES, MAX_ROW_BYTES, UUID_TEXT, parse_json_object, queued_value_ok, stamp_text
@@ -53,14 +53,25 @@ def row_content(article: Article, row: Row) -> Row:
     return {c: "NaN" if isinstance(v, float) and math.isnan(v) else v for c, v in content.items()}
 
 
-def judge_seen(article: Article, op: str, current: Row | None, old_version: str | None, seen: Row | None) -> str | None:
+def judge_seen(
+    article: Article,
+    op: str,
+    current: Row | None,
+    old_version: str | None,
+    seen: Row | None,
+    columns: tuple[str, ...] | None = None,
+) -> str | None:
     """`judge`, with the row as the evidence (docs/spec.md §10): when the command carries the
     row the subscriber saw (its before image), a publisher row whose content differs from it
-    has been written since, whatever its version says (a writer that kept the version)."""
+    has been written since, whatever its version says (a writer that kept the version). A
+    subscription that takes some of the columns (§11) saw only those, and writes only those."""
     kind = judge(op, current, old_version)
     if kind or op == "I" or seen is None or current is None:
         return kind
-    if row_content(article, current) != row_content(article, seen):
+    now, then = row_content(article, current), row_content(article, seen)
+    if columns is not None:
+        now, then = ({c: r[c] for c in columns} for r in (now, then))
+    if now != then:
         return "update_update" if op == "U" else "delete_update"
     return None
 
@@ -155,6 +166,8 @@ class Subscription:
     reader_ran_since_init: bool = False
     # its row filters (docs/spec.md §11): per article, which publisher rows its replica holds
     partition: Partition = field(default_factory=dict)
+    # its column filters (§11): per article, the columns it takes (key included); others whole
+    columns: ColumnLists = field(default_factory=dict)
 
     def as_row(self) -> Row:
         return {
@@ -329,7 +342,11 @@ class ReferenceReader:
         return batch_id
 
     def add_subscription(
-        self, subscriber: str, update_mode: str = "queued", partition: Partition | None = None
+        self,
+        subscriber: str,
+        update_mode: str = "queued",
+        partition: Partition | None = None,
+        columns: ColumnLists | None = None,
     ) -> None:
         """Subscribe at generation 0, or, for a subscriber dropped before, at one above the
         dropped subscription's generation (its tombstone); with a partition, its replica holds
@@ -345,6 +362,7 @@ class ReferenceReader:
             update_mode=mode,
             current_mode=initial_current_mode(mode),
             partition=dict(partition or {}),
+            columns=dict(columns or {}),
         )
         for a in self.publication.articles:
             if a.identity:
@@ -381,8 +399,24 @@ class ReferenceReader:
     def replica_rows(self, subscriber: str, article_name: str) -> dict[str, Row]:
         """What a snapshot or distribution gives the subscriber's replica of an article: the
         publisher's rows its partition holds, by key."""
-        a, partition = self.article(article_name), self.subscriptions[subscriber].partition
-        return {k: r for k, r in self.publisher[article_name].items() if holds(partition, a, r)}
+        a, sub = self.article(article_name), self.subscriptions[subscriber]
+        return {
+            k: project(sub.columns, a, r) for k, r in self.publisher[article_name].items() if holds(sub.partition, a, r)
+        }
+
+    def image(self, subscriber: str, article: Article, cmd: Row, current: Row | None) -> Row | None:
+        """The row an I or U command leaves at the publisher (None for a D): its new_row,
+        typed, with its new_version. A subscription that takes some of the article's columns
+        (§11) changes only those: the others keep the values of the row the command meets
+        (an insert's, or an update's of a row that is gone, are NULL)."""
+        if cmd["op"] not in ("I", "U"):
+            return None
+        given = normalize_row(article, parse_json_object(cmd["new_row"]))
+        if article.name in self.subscriptions[subscriber].columns:
+            base = normalize_row(article, current if (cmd["op"] == "U" and current) else {})
+            given = {**base, **{c: given[c] for c in self.subscriptions[subscriber].columns[article.name]}}
+        given["msrepl_tran_version"] = cmd["new_version"]
+        return given
 
     def partition_refusal(self, subscriber: str, command: Row) -> str | None:
         """Why a command (article, op, row_key, old_version, new_row as JSON text) is outside
@@ -450,10 +484,9 @@ class ReferenceReader:
         found: list[Row] = []
         for seq, cmd in enumerate(commands, 1):
             article = self.article(cmd["article"])
-            image = None
-            if cmd["op"] in ("I", "U"):
-                image = normalize_row(article, parse_json_object(cmd["new_row"]))
-                image["msrepl_tran_version"] = cmd["new_version"]
+            met = overlay.get((article.name, cmd["row_key"]), self.publisher[article.name].get(cmd["row_key"]))
+            image = self.image(subscriber, article, cmd, met)
+            if image is not None:
                 if article.stamped:
                     image[article.stamped] = stamp_text(at)
                 if article.identity and cmd["op"] == "I" and image[article.identity] is None:
@@ -465,7 +498,7 @@ class ReferenceReader:
             else:
                 current = self.publisher[article.name].get(cmd["row_key"])
                 seen = parse_json_object(cmd["old_row"]) if cmd.get("old_row") else None
-            kind = judge_seen(article, cmd["op"], current, cmd.get("old_version"), seen)
+            kind = judge_seen(article, cmd["op"], current, cmd.get("old_version"), seen, takes(sub.columns, article))
             if kind:
                 found.append(
                     {
@@ -476,8 +509,8 @@ class ReferenceReader:
                         "command_seq": seq,
                         "conflict_type": kind,
                         "reason_text": CONFLICT_REASONS[kind],
-                        "publisher_row": current,
-                        "subscriber_row": image,
+                        "publisher_row": project(sub.columns, article, current),
+                        "subscriber_row": project(sub.columns, article, image),
                         "publisher_version": current["msrepl_tran_version"] if current else None,
                         "old_version": cmd.get("old_version"),
                         "new_version": cmd.get("new_version"),
@@ -559,15 +592,16 @@ class ReferenceReader:
             return "non-canonical key"
         if op in ("I", "U"):
             image = parse_json_object(row.get("new_row"))
+            carried = takes(sub.columns, article)  # the subscription's columns (§11): all, or its list
             if image is None:
                 return "malformed JSON"
-            if any(c not in article.columns for c in image):
+            if any(c not in carried for c in image):
                 return "unknown extra columns"
-            if any(c not in image for c in article.columns):
+            if any(c not in image for c in carried):
                 return "missing column"
             if any(image[k] is None for k in article.key):
                 return "null key value"
-            if not all(queued_value_ok(image[c], t) for c, t in article.columns.items()):
+            if not all(queued_value_ok(image[c], article.columns[c]) for c in carried):
                 return "wrong value type"
             if canonical_key(article, image) != row_key:
                 return "key mismatch"
@@ -712,10 +746,7 @@ class ReferenceReader:
                 current = self.publisher[article.name].get(cmd["row_key"])
                 touched.append(where)
             kind = judge(cmd["op"], current, cmd["old_version"])
-            image = None
-            if cmd["op"] in ("I", "U"):
-                image = normalize_row(article, parse_json_object(cmd["new_row"]))
-                image["msrepl_tran_version"] = cmd["new_version"]
+            image = self.image(sub_name, article, cmd, current)
             if kind:
                 found.append((cmd, kind, current, image))
             overlay[where] = image
@@ -740,8 +771,8 @@ class ReferenceReader:
                     "reason_text": CONFLICT_REASONS[kind],
                     "policy": policy,
                     "winner": winner,
-                    "publisher_row": current,
-                    "subscriber_row": image,
+                    "publisher_row": project(sub.columns, self.article(cmd["article"]), current),
+                    "subscriber_row": project(sub.columns, self.article(cmd["article"]), image),
                     "publisher_version": current["msrepl_tran_version"] if current else None,
                     "old_version": cmd["old_version"],
                     "new_version": cmd["new_version"],
@@ -768,7 +799,7 @@ class ReferenceReader:
                     "article": article_name,
                     "row_key": row_key,
                     "op": "upsert" if current else "delete",
-                    "row": current,
+                    "row": project(sub.columns, self.article(article_name), current),
                     "batch_id": batch_id,
                     "seq": comp_seq[sub_name],
                 }

@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
-from ..core.partitions import Partition, parse_filters
+from ..core.partitions import ColumnLists, Partition, parse_columns, parse_filters, project
 from ..core.publication import Publication, publication_from_dict
 from ..core.rows import canonical_key, normalize_row
 from ..core.values import dumps
@@ -82,6 +82,8 @@ class Scenario:
     steps: list[dict[str, Any]]
     # row filters (docs/spec.md §11): per subscriber, its partition from the start
     partitions: dict[str, Partition] = field(default_factory=dict)
+    # column filters (§11): per subscriber, the columns it takes of an article (the reference only)
+    column_lists: dict[str, ColumnLists] = field(default_factory=dict)
 
 
 def load_scenario(path: Path, policy: str | None = None) -> Scenario:
@@ -128,7 +130,21 @@ def scenario_from_dict(data: dict, name: str, policy: str | None = None) -> Scen
     if not isinstance(filters, dict) or any(s not in subscribers for s in filters):
         raise ConfigError(f"scenario {name}: filters must map the scenario's subscribers to their article filters")
     partitions = {s: _scenario_partition(name, publication, f) for s, f in filters.items()}
-    return Scenario(name, publication, subscribers, steps, partitions)
+    columns = data.get("columns") or {}
+    if not isinstance(columns, dict) or any(
+        s not in subscribers or not isinstance(c, dict) for s, c in columns.items()
+    ):
+        raise ConfigError(f"scenario {name}: columns must map the scenario's subscribers to their article columns")
+    try:
+        column_lists = {
+            s: parse_columns(
+                publication, [f"{a}: {', '.join(map(str, c))}" for a, c in lists.items()], partitions.get(s, {})
+            )
+            for s, lists in columns.items()
+        }
+    except ConfigError as e:
+        raise ConfigError(f"scenario {name}: {e}") from None
+    return Scenario(name, publication, subscribers, steps, partitions, column_lists)
 
 
 def _scenario_partition(name: str, publication: Publication, filters: Any) -> Partition:
@@ -223,7 +239,7 @@ class ReferenceBackend:
     def __init__(self, scenario: Scenario) -> None:
         self.reader = ReferenceReader(scenario.publication)
         for s in scenario.subscribers:
-            self.reader.add_subscription(s, partition=scenario.partitions.get(s))
+            self.reader.add_subscription(s, partition=scenario.partitions.get(s), columns=scenario.column_lists.get(s))
         self.during_next_run: list[tuple[str, OutsideWrite]] = []
 
     def put_publisher_rows(self, article: str, rows: list[dict]) -> None:
@@ -451,7 +467,11 @@ def normalized_outputs(scenario: Scenario, outputs: dict[str, Any]) -> dict[str,
                     value = row[column]
                     if isinstance(value, str):
                         value = json.loads(value, parse_float=Decimal)
-                    row[column] = image(normalize_row(art, value) if (art and value is not None) else value)
+                    if art and value is not None:  # a column-filtered subscriber's images hold its columns (§11)
+                        value = project(
+                            scenario.column_lists.get(row.get("subscriber"), {}), art, normalize_row(art, value)
+                        )
+                    row[column] = image(value)
             if "publisher_version" in row:
                 row["publisher_version"] = version(row["publisher_version"])
             rows.append(row)
@@ -483,6 +503,11 @@ class SparkBackend:
         from ..services.publication import drop_publication
         from ..storage.open import warehouse
 
+        if scenario.column_lists:
+            raise ConfigError(
+                f"scenario {scenario.name}: column filters (columns) are replayed by the reference only "
+                "(qrepl replay --reference) until the queue reader takes them"
+            )
         self.scenario = scenario
         # with the replicas of its subscribers: conflicts delivered by an earlier replay
         drop_publication(schema, tuple(scenario.subscribers))

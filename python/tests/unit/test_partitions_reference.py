@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from qrepl.core import filter_language as fl
 from qrepl.core import filter_meaning as fm
 from qrepl.core.modes import ConflictError
-from qrepl.core.partitions import parse_filters, partition_json, partition_of, write_refusal
+from qrepl.core.partitions import columns_of, parse_columns, parse_filters, partition_json, partition_of, write_refusal
 from qrepl.core.publication import Article, publication_from_dict
 from qrepl.core.reference import ReferenceReader
 from qrepl.core.rows import canonical_key
 from qrepl.core.values import dumps
 from qrepl.core.vocabulary import REJECT_WHOLE_TRANSACTION, ConfigError
-from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import v
 
 ORDERS = {
@@ -429,3 +429,113 @@ def test_disjoint_partitions_never_conflict_whatever_each_subscriber_writes_in_i
     reader.run(datetime(2026, 1, 3))
     assert reader.conflicts == [] and reader.queue_rejects == []
     assert {o["outcome"] for o in reader.transaction_outcomes} <= {"applied"}
+
+
+# -- column filters (reference only) -----------------------------------------------------------
+
+NORTH_COLUMNS = {"north": {"orders": ["order_id", "region", "qty"]}}  # not closed, placed, weight
+
+
+def short(oid: int, region: str | None, qty: str) -> dict:
+    """A row as the column-filtered north holds it."""
+    return {"order_id": oid, "region": region, "qty": qty}
+
+
+def test_a_column_list_must_hold_the_key_and_the_row_filters_columns():
+    pub = publication_from_dict(scenario("publisher_wins", []))
+    part = parse_filters(pub, [f"orders: {NORTH}"])
+    assert parse_columns(pub, ["orders: qty, order_id, region"], part) == {"orders": ("order_id", "region", "qty")}
+    for bad, says in [
+        (["orders: region, qty"], "the key column order_id must be in the list"),
+        (["orders: order_id, qty"], "the row filter of orders reads region, which the list leaves out"),
+        (["orders: order_id, region, city"], "city is not a column of orders"),
+        (["lines: order_id"], "ARTICLE one of the publication's"),
+        (["orders: order_id, region", "orders: order_id, region"], "orders has a column list already"),
+    ]:
+        with pytest.raises(ConfigError) as e:
+            parse_columns(pub, bad, part)
+        assert says in str(e.value)
+    stored = partition_json(part, {"orders": ("order_id", "region", "qty")})
+    assert columns_of(pub, stored) == {"orders": ("order_id", "region", "qty")} and partition_of(pub, stored) == part
+
+
+def test_a_column_filtered_update_changes_its_columns_and_keeps_the_publishers_others():
+    """'Its updates change only those columns at the publisher, and the others keep their
+    publisher values.' Its replica holds its columns only."""
+    v1 = v()
+    data = scenario("publisher_wins", [], filters={})
+    data |= {"columns": NORTH_COLUMNS}
+    data["steps"] = [
+        {"publisher_rows": {"orders": [{**order(1, "north", "1.00", v1), "closed": True, "weight": 9.5}]}},
+        {"enqueue": [tran("north", "t1", upd(short(1, "north", "2.00"), v1, v()))]},
+        {"run": {}},
+    ]
+    out, reader = replay(data)
+    assert [o["outcome"] for o in out["transaction_outcomes"]] == ["applied"]
+    (row,) = reader.publisher["orders"].values()
+    assert (row["qty"], row["closed"], row["weight"]) == ("2.00", True, 9.5)
+    (held,) = reader.replica_rows("north", "orders").values()
+    assert set(held) == {"order_id", "region", "qty", "msrepl_tran_version"}
+
+
+@pytest.mark.parametrize("policy", ["publisher_wins", "subscriber_wins"])
+def test_a_column_filtered_update_beside_a_publisher_change_to_another_column_conflicts_on_the_row(policy):
+    """'Conflicts stay row-level (the version is the row's)': a publisher change to a column the
+    subscriber does not take still meets its update. Under subscriber_wins the subscriber's
+    columns are written and the publisher's change to the other column stays; the conflict row
+    and the compensating command carry the subscriber's columns only."""
+    v1 = v()
+    data = scenario(policy, [], filters={}) | {"columns": NORTH_COLUMNS}
+    data["steps"] = [
+        {"publisher_rows": {"orders": [order(1, "north", "1.00", v1)]}},
+        {
+            "publisher_change": {
+                "article": "orders",
+                "op": "U",
+                "row": {**order(1, "north"), "closed": True},
+                "new_version": v(),
+            }
+        },
+        {"enqueue": [tran("north", "t1", upd(short(1, "north", "2.00"), v1, v()))]},
+        {"run": {}},
+    ]
+    out, reader = replay(data)
+    (conflict,) = out["conflicts"]
+    assert conflict["conflict_type"] == "update_update"
+    assert (
+        set(conflict["subscriber_row"])
+        == set(conflict["publisher_row"])
+        == {"order_id", "region", "qty", "msrepl_tran_version"}
+    )
+    (row,) = reader.publisher["orders"].values()
+    if policy == "subscriber_wins":
+        assert (row["qty"], row["closed"]) == ("2.00", True)
+    else:
+        assert (row["qty"], row["closed"]) == ("1.00", True)
+        (comp,) = out["compensating_commands"]
+        assert comp["op"] == "upsert" and set(comp["row"]) == {"order_id", "region", "qty", "msrepl_tran_version"}
+
+
+def test_a_column_filtered_insert_leaves_the_other_columns_null_and_a_full_row_is_quarantined():
+    data = scenario("publisher_wins", [], filters={}) | {"columns": NORTH_COLUMNS}
+    data["steps"] = [
+        {"publisher_rows": {"orders": []}},
+        {
+            "enqueue": [
+                tran("north", "t1", ins(short(1, "north", "3.00"), v())),
+                tran("north", "t2", ins(order(2, "north"), v())),
+            ]
+        },
+        {"run": {}},
+    ]
+    out, reader = replay(data)
+    assert [(o["tran_id"], o["outcome"]) for o in out["transaction_outcomes"]] == [("t1", "applied")]
+    assert [(r["tran_id"], r["reason"]) for r in out["queue_rejects"]] == [("t2", "unknown extra columns")]
+    (row,) = reader.publisher["orders"].values()
+    assert (row["qty"], row["closed"], row["placed"], row["weight"]) == ("3.00", None, None, None)
+
+
+def test_column_filters_are_replayed_by_the_reference_only_until_the_reader_takes_them():
+    data = scenario("publisher_wins", [], filters={}) | {"columns": NORTH_COLUMNS}
+    with pytest.raises(ConfigError, match="replayed by the reference only"):
+        SparkBackend(scenario_from_dict(data, "t"))
