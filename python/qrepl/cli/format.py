@@ -86,8 +86,8 @@ def status_lines(report: dict) -> list[str]:
         )
     if report.get("partition_overlap") is not None:
         lines.append(
-            f"partitions: {report['partition_overlap']} row(s) held by two subscriptions, where their changes "
-            "can conflict (qrepl publication check: per article and pair)"
+            f"partitions: {report['partition_overlap']} row(s) shared by a pair of subscriptions (summed over the "
+            "pairs), where their changes can conflict (qrepl publication check: per article and pair)"
         )
     for r in report.get("identity_ranges", []):
         lines.append(

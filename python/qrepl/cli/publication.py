@@ -123,6 +123,6 @@ def publication_check() -> None:
             both = " and ".join(pair["subscribers"])
             echo(f"  {both:<25} both hold {pair['rows']}" + ("" if pair["rows"] else " (disjoint)"))
     echo(
-        f"rows where two partitions overlap: {found['total']}"
+        f"rows two partitions share, summed over the pairs: {found['total']}"
         + ("" if found["partitioned"] else " (no subscription has a filter)")
     )

@@ -83,7 +83,7 @@ def subscription_show(subscriber) -> None:
     s = show_subscription(current_schema(), subscriber)
     echo(f"subscriber   {s['subscriber']}")
     echo(f"status       {s['status']}, generation {s['generation']}")
-    echo(f"update mode  {mode_text(s)}")
+    echo(f"{'update':<12} {mode_text(s)}")
     for article in s["articles"]:
         echo(f"{article:<12} {s['filters'].get(article, 'every row')}")
 
