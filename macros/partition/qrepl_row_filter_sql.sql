@@ -1,109 +1,3 @@
-{% macro qrepl_batch_row_filters() %}
-    {#- The row filters of this run's batch (docs/spec.md §11): one entry per subscription and
-        article with a filter, {subscriber, article, tree}, read from the batch's frozen
-        subscriptions (int_batch_subscriptions.partition_spec) by the first node that asks and
-        kept for the run (qrepl_run_cache). Empty outside a run, in a dbt unit test, and when
-        no subscription of the batch has a filter: the reader's SQL is then what it is without
-        partitions. Each tree is checked again when rendered (qrepl_row_filter_sql). -#}
-    {%- if not qrepl_is_running() or model.resource_type == 'unit_test' -%}
-        {{ return([]) }}
-    {%- endif -%}
-    {{ return(qrepl_run_cache('row_filters', _qrepl_batch_row_filters_read)) }}
-{% endmacro %}
-
-
-{% macro _qrepl_batch_row_filters_read() %}
-    {%- set relation = qrepl_relation('int_batch_subscriptions') -%}
-    {%- if not qrepl_relation_exists(relation) -%}
-        {{ return([]) }}
-    {%- endif -%}
-    {%- set found = run_query(
-        'select subscriber, partition_spec from ' ~ relation
-        ~ ' where batch_id = ' ~ (qrepl_batch_id() | int) ~ ' and partition_spec is not null order by subscriber'
-    ) -%}
-    {%- set config = qrepl_config() -%}
-    {%- set filters = [] -%}
-    {%- for row in found.rows -%}
-        {%- set subscriber = _qrepl_identifier(row[0], 'subscriber') -%}
-        {%- set spec = fromjson(row[1]) -%}
-        {%- if spec is not mapping -%}
-            {{ exceptions.raise_compiler_error("qrepl: subscription " ~ subscriber ~ ": partition_spec is not a JSON object") }}
-        {%- endif -%}
-        {%- for name in spec | sort -%}
-            {%- set article = _qrepl_filter_article(config, name, subscriber) -%}
-            {%- do filters.append({'subscriber': subscriber, 'article': article, 'tree': spec[name]['tree']}) -%}
-        {%- endfor -%}
-    {%- endfor -%}
-    {{ return(filters) }}
-{% endmacro %}
-
-
-{% macro _qrepl_filter_article(config, name, subscriber) %}
-    {%- for article in config['articles'] if article.name == name -%}
-        {{ return(article) }}
-    {%- endfor -%}
-    {{ exceptions.raise_compiler_error("qrepl: subscription " ~ subscriber ~ " filters " ~ name ~ ", which is not an article of the publication") }}
-{% endmacro %}
-
-
-{% macro qrepl_filter_columns_ddl(article, filters) %}
-    {#- The DDL of the columns the batch's filters on `article` read, for from_json of a row
-        image (row_json_expr's JSON, which from_json reads back exactly for these types). -#}
-    {%- set names = [] -%}
-    {%- for f in filters if f.article.name == article.name -%}
-        {%- for name in _qrepl_filter_tree_columns(f.tree) if name not in names -%}{%- do names.append(name) -%}{%- endfor -%}
-    {%- endfor -%}
-    {%- set ddl = [] -%}
-    {%- for name, type in article['columns'] if name in names -%}
-        {%- do ddl.append('`' ~ name ~ '` ' ~ type | upper) -%}
-    {%- endfor -%}
-    {{ return(ddl | join(', ')) }}
-{% endmacro %}
-
-
-{% macro _qrepl_filter_tree_columns(node) %}
-    {%- set found = [] -%}
-    {%- if node is mapping and 'col' in node -%}
-        {%- do found.append(node['col']) -%}
-    {%- elif node is mapping -%}
-        {%- for arg in node.get('args') or [] -%}{%- do found.extend(_qrepl_filter_tree_columns(arg)) -%}{%- endfor -%}
-    {%- endif -%}
-    {{ return(found) }}
-{% endmacro %}
-
-
-{% macro qrepl_filter_articles(filters) %}
-    {#- The articles some filter of the batch names, once each, in publication order. -#}
-    {%- set names = [] -%}
-    {%- set articles = [] -%}
-    {%- for f in filters if f.article.name not in names -%}
-        {%- do names.append(f.article.name) -%}{%- do articles.append(f.article) -%}
-    {%- endfor -%}
-    {{ return(articles) }}
-{% endmacro %}
-
-
-{% macro qrepl_outside_partition_sql(filters, alias) %}
-    {#- True for a command of `alias` (int_batch_commands' columns, with the parsed images
-        qrepl_new__<article> and qrepl_root__<article>) outside its subscriber's partition
-        (docs/spec.md §11; reference.ReferenceReader.partition_refusal): an insert's or
-        update's new row does not meet the filter, or an update or delete names a publisher
-        row the partition does not hold while that row still has the version the command read.
-        NULL counts as not met. -#}
-    {%- set parts = [] -%}
-    {%- for f in filters -%}
-        {%- set a = f.article.name -%}
-        {%- do parts.append(
-            "(" ~ alias ~ ".subscriber = '" ~ f.subscriber ~ "' and " ~ alias ~ ".article = '" ~ a ~ "' and ("
-            ~ "(" ~ alias ~ ".op in ('I', 'U') and not coalesce(" ~ qrepl_row_filter_sql(f.tree, f.article, alias ~ '.qrepl_new__' ~ a) ~ ", false))"
-            ~ " or (" ~ alias ~ ".op in ('U', 'D') and " ~ alias ~ ".root_exists and " ~ alias ~ ".root_version <=> " ~ alias ~ ".old_version"
-            ~ " and not coalesce(" ~ qrepl_row_filter_sql(f.tree, f.article, alias ~ '.qrepl_root__' ~ a) ~ ", false))))"
-        ) -%}
-    {%- endfor -%}
-    {{ return('(' ~ parts | join(' or ') ~ ')') }}
-{% endmacro %}
-
-
 {% macro qrepl_row_filter_sql(tree, article, prefix) %}
     {#- Spark SQL of a stored row filter over the columns `<prefix>.<column>` (docs/spec.md
         §11). Rendered from the tree, never from a user's text, as
@@ -122,11 +16,9 @@
     {{ return(rendered[0]) }}
 {% endmacro %}
 
-
 {% macro _qrepl_filter_refused(article, why) %}
     {{ exceptions.raise_compiler_error("qrepl: a row filter on " ~ article.name ~ " is refused: " ~ why) }}
 {% endmacro %}
-
 
 {% macro _qrepl_filter_node(node, article, types, prefix) %}
     {#- (SQL, type) of one checked node: type number, string, boolean or date. -#}
