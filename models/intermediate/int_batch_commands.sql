@@ -25,8 +25,8 @@
 {%- set batch_id = qrepl_batch_id() -%}
 /* the batch's row filters (docs/spec.md §11), none when nothing new is queued (this model is
    not run) or no subscription has one: then this statement is what it is without partitions */
-{%- set row_filters = [] if not qrepl_is_running() or qrepl_run_is_idle() or qrepl_nothing_new_queued()
-    else qrepl_batch_row_filters() -%}
+{%- set row_filters = [] if model.resource_type == 'unit_test' or not qrepl_is_running() or qrepl_run_is_idle()
+    or qrepl_nothing_new_queued() else qrepl_batch_row_filters() -%}
 /* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
     earlier batch took a queued row only if it took that very content; a row with the
     identity of a taken command but other content is new, and quarantined */
