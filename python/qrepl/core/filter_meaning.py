@@ -142,12 +142,12 @@ def _grouped(tree: Tree, parent: str) -> str:
     return f"({inner})" if loose or (parent == "not" and tree.get("op") == "not") else inner
 
 
-def spark_sql(tree: Tree, qualifier: str | None = None) -> str:
-    """Spark SQL of a checked tree. Columns are backquoted (and qualified when asked); a
+def spark_sql(tree: Tree) -> str:
+    """Spark SQL of a checked tree. Columns are backquoted; a
     string literal is its UTF-8 bytes in hex, cast to string, so no text of the user's reaches
     the SQL; numbers are exact (int, bigint, or a decimal literal)."""
     if "col" in tree:
-        return (f"`{qualifier}`." if qualifier else "") + f"`{tree['col']}`"
+        return f"`{tree['col']}`"
     if "lit" in tree:
         t, v = tree["type"], tree["lit"]
         if t == "string":
@@ -163,8 +163,8 @@ def spark_sql(tree: Tree, qualifier: str | None = None) -> str:
             return str(n)
         return f"{n}L" if -(2**63) <= n < 2**63 else f"{n}BD"
     if "fn" in tree:
-        return f"{tree['fn']}({', '.join(spark_sql(a, qualifier) for a in tree['args'])})"
-    op, args = tree["op"], [spark_sql(a, qualifier) for a in tree["args"]]
+        return f"{tree['fn']}({', '.join(spark_sql(a) for a in tree['args'])})"
+    op, args = tree["op"], [spark_sql(a) for a in tree["args"]]
     if op in ("and", "or"):
         return "(" + f" {op} ".join(args) + ")"
     if op == "not":
