@@ -1,11 +1,17 @@
-{% macro qrepl_batch_row_filters() %}
+{% macro qrepl_batch_row_filters(skip_when) %}
     {#- The row filters of this run's batch (docs/spec.md §11): one entry per subscription and
         article with a filter, {subscriber, article, tree}, read from the batch's frozen
         subscriptions (int_batch_subscriptions.partition_spec) by the first node that asks and
-        kept for the run (qrepl_run_cache). Empty outside a run, in a dbt unit test, and when
+        kept for the run (qrepl_run_cache). Empty outside a run, in a dbt unit test, in an idle run,
+        when the asking model is skipped (`skip_when`, its meta qrepl_skip_when), and when
         no subscription of the batch has a filter: the reader's SQL is then what it is without
         partitions. Each tree is checked again when rendered (qrepl_row_filter_sql). -#}
-    {%- if not qrepl_is_running() or model.resource_type == 'unit_test' -%}
+    {%- if not qrepl_is_running() or model.resource_type == 'unit_test' or qrepl_run_is_idle() -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {#- the asking model is not run (its meta qrepl_skip_when): it needs no filters -#}
+    {%- if (skip_when == 'nothing_new_queued' and qrepl_nothing_new_queued())
+        or (skip_when == 'batch_is_empty' and qrepl_batch_is_empty()) -%}
         {{ return([]) }}
     {%- endif -%}
     {{ return(qrepl_run_cache('row_filters', _qrepl_batch_row_filters_read)) }}

@@ -25,8 +25,7 @@
 {%- set batch_id = qrepl_batch_id() -%}
 /* the batch's row filters (docs/spec.md §11), none when nothing new is queued (this model is
    not run) or no subscription has one: then this statement is what it is without partitions */
-{%- set row_filters = [] if model.resource_type == 'unit_test' or not qrepl_is_running() or qrepl_run_is_idle()
-    or qrepl_nothing_new_queued() else qrepl_batch_row_filters() -%}
+{%- set row_filters = qrepl_batch_row_filters('nothing_new_queued') -%}
 /* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
     earlier batch took a queued row only if it took that very content; a row with the
     identity of a taken command but other content is new, and quarantined */
@@ -346,16 +345,8 @@ duplicates_counted as (
         -- Spark's own JSON, which these types read back exactly)
         select
             duplicates_counted.*
-            {%- for article in qrepl_filter_articles(row_filters) %},
-                case
-                    when article = '{{ article.name }}'
-                        then from_json(typed_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
-                end as qrepl_new__{{ article.name }},
-                case
-                    when article = '{{ article.name }}'
-                        then from_json(root_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
-                end as qrepl_root__{{ article.name }}
-            {%- endfor %}
+            {{ qrepl_filter_images(row_filters, 'typed_row', 'new') }}
+            {{ qrepl_filter_images(row_filters, 'root_row', 'root') }}
         from duplicates_counted
 
     ),

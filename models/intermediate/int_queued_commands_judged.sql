@@ -22,8 +22,7 @@
 {%- set batch_id = qrepl_batch_id() -%}
 /* the batch's row filters (docs/spec.md §11): none when no subscription has one, and in a dbt
    unit test (its fixtures are not tables) */
-{%- set row_filters = [] if model.resource_type == 'unit_test' or not qrepl_is_running() or qrepl_run_is_idle()
-    or qrepl_batch_is_empty() else qrepl_batch_row_filters() -%}
+{%- set row_filters = qrepl_batch_row_filters('batch_is_empty') -%}
 /* a row state: the publisher's at the batch cut, and the one a command leaves */
 {%- set root_state = "named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row)" -%}
 {%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', typed_row)" -%}
@@ -187,12 +186,7 @@ outcomes as (
         -- the row each command met, read by the types of the columns the filters name
         select
             outcomes.*
-            {%- for article in qrepl_filter_articles(row_filters) %},
-                case
-                    when article = '{{ article.name }}'
-                        then from_json(met_row, '{{ qrepl_filter_columns_ddl(article, row_filters) }}')
-                end as qrepl_met__{{ article.name }}
-            {%- endfor %}
+            {{ qrepl_filter_images(row_filters, 'met_row', 'met') }}
         from outcomes
 
     ),
