@@ -10,6 +10,11 @@ from typing import Any
 from qrepl.core.model import CONFLICT_CODES
 
 XSS = '</script><img src=x onerror="window.__qrepl_pwned=1">'
+# each subscriber's partition of each article (s1 holds the Oslo customers and s2 the large orders)
+PARTITIONS = {
+    ("s1", "customers"): "customers: city = 'Oslo'",
+    ("s2", "orders"): "orders: amount > 10",
+}
 
 
 def _conflict(
@@ -33,6 +38,7 @@ def _conflict(
         "article": article,
         "row_key": json.dumps({key_col: key_val}, separators=(",", ":")),
         "subscriber": subscriber,
+        "partition": PARTITIONS.get((subscriber, article), f"{article}: every row"),
         "tran_id": f"0x{int(cid[1:]):04X}00",
         "command_seq": int(cid[1:]) * 10,
         "conflict_type": ctype,

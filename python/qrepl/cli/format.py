@@ -29,6 +29,7 @@ def conflict_detail(c: dict) -> list[str]:
         f"  {c['reason_text']}",
         f"  article {c['article']} row {c['row_key']}; subscriber {c['subscriber']} transaction {c['tran_id']} "
         f"command {c['command_seq']}; batch {c['batch_id']} at {c['detected_at']}; policy {c['policy']}",
+        *([f"  partition (the subscriber's, when the batch was cut): {c['partition']}"] if c.get("partition") else []),
         f"  versions: publisher {c['publisher_version']}, subscriber saw {c['old_version']}, "
         f"subscriber wrote {c['new_version'] or '(a delete)'}",
     ]

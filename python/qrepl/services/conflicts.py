@@ -150,7 +150,34 @@ def _removed_conflicts(wh):
     return reviews.where(reviews.outcome == REMOVED).select("conflict_id").distinct()
 
 
-def listed_conflicts(wh, snapshot: int | None = None):
-    """The conflicts mart without the conflicts removed from the lists."""
+def listed_conflicts(wh, snapshot: int | None = None, with_partition: bool = True):
+    """The conflicts mart without the conflicts removed from the lists, each with its partition
+    (`_with_partition`) unless `with_partition` is False (for counts)."""
     reader = wh.spark.read.option("snapshot-id", snapshot) if snapshot is not None else wh.spark.read
-    return reader.table(wh.table("conflicts")).join(_removed_conflicts(wh), "conflict_id", "left_anti")
+    listed = reader.table(wh.table("conflicts")).join(_removed_conflicts(wh), "conflict_id", "left_anti")
+    return _with_partition(wh, listed) if with_partition else listed
+
+
+def _with_partition(wh, conflicts):
+    """Each conflict with `partition`: its article's row filter in the subscriber's partition as
+    it stood when the conflict's batch was cut (docs/spec.md §11), as `subscription add --filter`
+    takes it ("orders: region = 'north'"; "orders: every row" for an article without one). It
+    is read from that batch's frozen copy of the subscriptions (int_batch_subscriptions), so a
+    filter changed since does not relabel older conflicts; null where the copy is missing."""
+    from pyspark.sql import functions as F
+
+    if not wh.exists("int_batch_subscriptions"):
+        return conflicts.withColumn("partition", F.lit(None).cast("string"))
+    cut = wh.spark.table(wh.table("int_batch_subscriptions"))
+    spec = F.col("partition_spec") if "partition_spec" in cut.columns else F.lit(None).cast("string")
+    cut = cut.select(
+        F.col("batch_id").alias("_cut_batch"),
+        F.col("subscriber").alias("_cut_subscriber"),
+        F.from_json(spec, "map<string, struct<filter: string>>").alias("_cut_spec"),
+    )
+    joined = conflicts.join(
+        cut, (conflicts.batch_id == cut._cut_batch) & (conflicts.subscriber == cut._cut_subscriber), "left"
+    )
+    condition = F.coalesce(F.element_at(F.col("_cut_spec"), F.col("article")).getField("filter"), F.lit("every row"))
+    partition = F.when(F.col("_cut_subscriber").isNotNull(), F.concat(F.col("article"), F.lit(": "), condition))
+    return joined.withColumn("partition", partition).drop("_cut_batch", "_cut_subscriber", "_cut_spec")

@@ -24,7 +24,7 @@ def status(schema: str | None) -> dict[str, Any]:
     depth = {r["subscriber"]: r["count"] for r in queue.groupBy("subscriber").count().collect()}
     conflicts: dict[str, dict[str, int]] = {}
     if wh.exists("conflicts"):
-        for r in listed_conflicts(wh).groupBy("subscriber", "article").count().collect():
+        for r in listed_conflicts(wh, with_partition=False).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
     immediate = immediate_stats(wh)
     subscriptions = [

@@ -5,8 +5,8 @@ straight from disk (file://), with no server and no network access.
 
 A conflict log can hold 100k conflicts, so the page does not embed them all (docs/conflicts.md):
 
-* **groups**: the count of conflicts per (detected_at, publication, article, subscriber, type,
-  policy, winner, ...), computed by the caller (Spark's groupBy for `qrepl viewer`). The
+* **groups**: the count of conflicts per (detected_at, publication, article, subscriber,
+  partition, type, policy, winner, ...), computed by the caller (Spark's groupBy for `qrepl viewer`). The
   counts, the filters and the charts read only these, so they count every conflict.
 * **rows**, in the viewer's order (newest first, then by group, then conflict_id), so each
   group's conflicts are one run of positions: a filter selects groups, and the positions it
@@ -61,6 +61,7 @@ GROUP_FIELDS = (
     "publication",
     "article",
     "subscriber",
+    "partition",
     "conflict_type",
     "conflict_type_code",
     "reason_text",

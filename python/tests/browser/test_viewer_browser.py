@@ -82,6 +82,35 @@ def test_browser_filter_by_subscriber_select(driver: Any, page_url: str) -> None
     assert "subscriber=" not in driver.current_url
 
 
+def test_browser_filter_by_partition_select(driver: Any, page_url: str) -> None:
+    """The partition select lists each article's partitions the conflicts were judged in; picking
+    one keeps that partition's conflicts (of any subscriber that had it), and travels in the link."""
+    from selenium.webdriver.support.ui import Select
+
+    open_page(driver, page_url)
+    select = Select(driver.find_element("id", "filter-partition"))
+    assert [o.get_attribute("value") for o in select.options] == [
+        "",
+        "customers: city = 'Oslo'",
+        "customers: every row",
+        "orders: amount > 10",
+        "orders: every row",
+    ]
+    select.select_by_value("customers: every row")
+    assert count_text(driver) == "2 conflicts"
+    assert sorted(visible_ids(driver)) == ["c2", "c5"]
+    assert set(column(driver, 5)) == {"s2", "s3"}
+    assert "partition=customers" in driver.current_url
+    driver.find_element("css selector", '#conflict-table tr[data-conflict-id="c5"]').click()
+    assert "Partition\ncustomers: every row" in driver.find_element("id", "conflict-detail").text
+    # a shared link to one partition opens with it selected
+    open_page(driver, page_url + "#partition=" + "orders%3A%20amount%20%3E%2010")
+    assert Select(driver.find_element("id", "filter-partition")).first_selected_option.get_attribute("value") == (
+        "orders: amount > 10"
+    )
+    assert visible_ids(driver) == ["c3"]
+
+
 def test_browser_row_click_shows_diff(driver: Any, page_url: str) -> None:
     open_page(driver, page_url)
     driver.find_element("css selector", '#conflict-table tr[data-conflict-id="c2"]').click()

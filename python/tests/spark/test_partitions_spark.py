@@ -18,6 +18,7 @@ from qrepl.core import filter_language, filter_meaning
 from qrepl.core.model import ConfigError, publication_from_dict
 from qrepl.core.partitions import parse_filters
 from qrepl.services.capture import Subscriber
+from qrepl.services.conflicts import list_conflicts, write_conflict_viewer
 from qrepl.services.distribution import distribute
 from qrepl.services.partitions import partition_overlaps
 from qrepl.services.service import add_subscription, run_reader
@@ -25,6 +26,7 @@ from qrepl.services.subscriptions import change_partition, show_subscription
 from qrepl.storage.dbt_runner import DbtError
 from qrepl.storage.replica import Replica
 from qrepl.storage.warehouse import Warehouse, new_version
+from viewer_samples import read_viewer
 
 pytestmark = pytest.mark.spark
 
@@ -154,6 +156,28 @@ def test_a_filter_change_is_refused_while_commands_wait_and_forced_rejects_them(
     # with nothing waiting no force is needed
     assert change_partition(SCHEMA, "north", [], force=False, **QUIET)["filters"] == {}
     assert keys(Replica(wh, "north").rows("orders")) == {1, 2, 3, 4, 5, 6}
+
+
+def test_each_conflict_names_the_partition_it_was_judged_in_and_the_viewer_filters_by_it(wh, tmp_path):
+    """'The viewer (filter by partition)': a conflict carries its subscriber's row filter of the
+    article as the batch had it, so a filter changed later does not relabel it; `qrepl viewer`
+    groups (and its page filters) by it."""
+    add_subscription(SCHEMA, "north", filters=["orders: region = 'north'"], **QUIET)
+    add_subscription(SCHEMA, "hq", **QUIET)
+    with Subscriber(SCHEMA, "north").transaction("n1") as t:
+        t.update("orders", {"order_id": 1}, {"qty": "7.00"})
+    with Subscriber(SCHEMA, "hq").transaction("h1") as t:
+        t.update("orders", {"order_id": 2}, {"qty": "8.00"})
+    rows = {r["order_id"]: r for r in wh.publisher_rows("orders")}  # the publisher writes both rows since
+    wh.upsert_rows("orders", [{**rows[k], "qty": "9.00", "msrepl_tran_version": new_version()} for k in (1, 2)])
+    run_reader(SCHEMA, **QUIET)
+    judged = {c["tran_id"]: c["partition"] for c in list_conflicts(SCHEMA)}
+    assert judged == {"n1": "orders: region = 'north'", "h1": "orders: every row"}
+    change_partition(SCHEMA, "north", ["orders: region = 'south'"], force=False, **QUIET)
+    assert {c["tran_id"]: c["partition"] for c in list_conflicts(SCHEMA)} == judged
+    groups, shown = read_viewer(write_conflict_viewer(SCHEMA, tmp_path / "viewer"))
+    assert {g["partition"]: g["count"] for g in groups} == {"orders: region = 'north'": 1, "orders: every row": 1}
+    assert {c["tran_id"]: c["partition"] for c in shown} == judged
 
 
 def test_publication_check_counts_the_rows_two_partitions_both_hold(wh):

@@ -3,8 +3,10 @@
 
   const SVG_NS = "http://www.w3.org/2000/svg";
   // Hash/filter key -> conflict field. The hash keys are part of the shareable-link contract.
-  const FILTER_FIELDS = { publication: "publication", article: "article", subscriber: "subscriber", type: "conflict_type" };
-  const STATE_KEYS = ["publication", "article", "subscriber", "type", "from", "to", "page", "conflict"];
+  const FILTER_FIELDS = {
+    publication: "publication", article: "article", subscriber: "subscriber", partition: "partition", type: "conflict_type",
+  };
+  const STATE_KEYS = ["publication", "article", "subscriber", "partition", "type", "from", "to", "page", "conflict"];
   // Conflict type -> colour, in SQL Server's code order (qrepl.core.vocabulary, embedded by qrepl.services.viewer).
   const TYPE_COLORS = parseJson("qrepl-types", {});
   const TYPE_ORDER = Object.keys(TYPE_COLORS);
@@ -448,6 +450,7 @@
       ["Publication / article", str(c.publication) + " / " + str(c.article)],
       ["Row key", c.row_key],
       ["Subscriber", c.subscriber],
+      ["Partition", c.partition === null || c.partition === undefined ? "not recorded" : c.partition],
       ["Transaction", c.tran_id],
       ["Command seq", c.command_seq],
       ["Batch", c.batch_id],
