@@ -21,14 +21,18 @@ def partition_overlaps(schema: str | None) -> dict[str, Any]:
     {subscriber: rows}, pairs: [{subscribers: [a, b], rows}]}], "total": rows both of some
     pair hold, summed over pairs and articles}. Each article is read as it is now, counted
     with count_if over the filters rendered from their checked trees."""
-    return _overlaps(warehouse(schema))
+    return overlaps_of(warehouse(schema))
 
 
-def _overlaps(wh: Warehouse) -> dict[str, Any]:
+def overlaps_of(wh: Warehouse, subscriptions: list[dict] | None = None) -> dict[str, Any]:
+    """`partition_overlaps` on an open warehouse, from `subscriptions` when the caller has read
+    them already (`qrepl status`)."""
     from pyspark.sql import functions as F
 
     pub = wh.require_publication()
-    subs = [(s["subscriber"], wh.partition(s)) for s in wh.subscriptions()]
+    subs = [
+        (s["subscriber"], wh.partition(s)) for s in (wh.subscriptions() if subscriptions is None else subscriptions)
+    ]
     partitioned = any(p for _, p in subs)
     articles, total = [], 0
     for article in pub.articles:

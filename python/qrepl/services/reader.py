@@ -40,6 +40,13 @@ def transaction_outcomes(schema: str | None = None) -> list[dict]:
     return [r.asDict() for r in wh.spark.table(wh.table("transaction_outcomes")).orderBy("tran_pos").collect()]
 
 
+def queued_commands_of(wh, subscriber: str) -> int:
+    """How many of a subscriber's queued commands no finished queue-reader batch has taken: what
+    a mode switch to immediate and a filter change wait for (docs/spec.md §7, §11)."""
+    queue = unapplied_queue(wh)
+    return queue.where(queue.subscriber == subscriber).count()
+
+
 def unapplied_queue(wh):
     """The queued commands no finished queue-reader batch has taken (a DataFrame)."""
     from pyspark.sql import functions as F

@@ -10,7 +10,7 @@ from ..storage.open import warehouse
 from ..storage.run_lock import current_holder
 from .conflicts import listed_conflicts
 from .identity_ranges import identity_ranges
-from .partitions import partition_overlaps
+from .partitions import overlaps_of
 from .reader import unapplied_queue
 
 
@@ -27,6 +27,7 @@ def status(schema: str | None) -> dict[str, Any]:
         for r in listed_conflicts(wh, with_partition=False).groupBy("subscriber", "article").count().collect():
             conflicts.setdefault(r["subscriber"], {})[r["article"]] = r["count"]
     immediate = immediate_stats(wh)
+    stored = wh.subscriptions()
     subscriptions = [
         {
             **s,
@@ -34,7 +35,7 @@ def status(schema: str | None) -> dict[str, Any]:
             "conflicts": dict(sorted(conflicts.get(s["subscriber"], {}).items())),
             "immediate": immediate.get(s["subscriber"]),
         }
-        for s in wh.subscriptions()
+        for s in stored
     ]
     last_run = None
     if wh.exists("queue_reader_history"):
@@ -47,7 +48,5 @@ def status(schema: str | None) -> dict[str, Any]:
         "run_lock": current_holder(wh),
         "identity_ranges": identity_ranges(schema) if any(a.identity for a in pub.articles) else [],
         # rows two partitions both hold (docs/spec.md §11), when some subscription has a filter
-        "partition_overlap": partition_overlaps(schema)["total"]
-        if any(s.get("partition_spec") for s in subscriptions)
-        else None,
+        "partition_overlap": overlaps_of(wh, stored)["total"] if any(s.get("partition_spec") for s in stored) else None,
     }

@@ -10,7 +10,7 @@ from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
 from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
-from .reader import reader_ran_since_init, unapplied_queue
+from .reader import reader_ran_since_init, queued_commands_of
 
 
 def add_subscription(
@@ -94,8 +94,7 @@ def change_partition(
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     partition = parse_filters(wh.require_publication(), filters)
     if sub["status"] != REINITIALIZING:
-        pending = unapplied_queue(wh)
-        pending = pending.where(pending.subscriber == subscriber).count()
+        pending = queued_commands_of(wh, subscriber)
         if pending and not force:
             raise ConfigError(
                 f"subscriber {subscriber} has {pending} queued command(s) the queue reader has not taken: "
@@ -117,8 +116,7 @@ def set_mode(schema: str | None, subscriber: str, mode: str) -> dict:
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     target = mode.strip().lower()
-    pending = unapplied_queue(wh)
-    pending = pending.where(pending.subscriber == subscriber).count() if target == "immediate" else 0
+    pending = queued_commands_of(wh, subscriber) if target == "immediate" else 0
     ran = target != "immediate" or reader_ran_since_init(wh, sub)
     why = switch_refusal(subscriber, sub["update_mode"], target, pending, ran)
     if why:

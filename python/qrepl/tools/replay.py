@@ -599,10 +599,9 @@ class SparkBackend:
     def change_partition(self, subscriber: str, partition: Partition, force: bool) -> None:
         """A filter change as `qrepl subscription filter` makes it, without a replica: refused
         while commands wait (unless forced), generation + 1, the new partition recorded."""
-        from ..services.reader import unapplied_queue
+        from ..services.reader import queued_commands_of
 
-        pending = unapplied_queue(self.wh)
-        pending = pending.where(pending.subscriber == subscriber).count()
+        pending = queued_commands_of(self.wh, subscriber)
         if pending and not force:
             raise ConfigError(f"subscription {subscriber} has {pending} queued command(s) the reader has not taken")
         sub = self.wh.subscription(subscriber)

@@ -22,6 +22,7 @@ from qrepl.services.conflicts import list_conflicts, write_conflict_viewer
 from qrepl.services.distribution import distribute
 from qrepl.services.partitions import partition_overlaps
 from qrepl.services.service import add_subscription, run_reader
+from qrepl.services.status import status
 from qrepl.services.subscriptions import change_partition, show_subscription
 from qrepl.storage.dbt_runner import DbtError
 from qrepl.storage.replica import Replica
@@ -195,6 +196,12 @@ def test_publication_check_counts_the_rows_two_partitions_both_hold(wh):
         ("north", "south"): 0,
     }
     assert found["total"] == 5
+    # `qrepl status` shows the total, and the queue depth the filter change waits for
+    with Subscriber(SCHEMA, "north").transaction("waiting") as t:
+        t.update("orders", {"order_id": 1}, {"qty": "5.00"})
+    shown = status(SCHEMA)
+    assert shown["partition_overlap"] == 5
+    assert {s["subscriber"]: s["queued_commands"] for s in shown["subscriptions"]} == {"hq": 0, "north": 1, "south": 0}
 
 
 def test_a_stored_filter_edited_to_what_a_filter_may_not_say_stops_the_run_and_is_never_run(wh):
