@@ -206,22 +206,40 @@ def test_publication_check_counts_the_rows_two_partitions_both_hold(wh):
 
 def test_a_stored_filter_edited_to_what_a_filter_may_not_say_stops_the_run_and_is_never_run(wh):
     """The reader renders the SQL from the stored tree and checks each part again: a
-    partition_spec edited in the table (here, to call a function qrepl does not allow) stops
-    the run in one line before the batch is cut, and nothing is written."""
+    partition_spec edited in the table (to call a function qrepl does not allow, to hold a
+    number of 39 digits or a day no calendar has, to compare numbers Spark cannot compare
+    exactly) stops the run in one line before the batch is cut, and nothing is written."""
     add_subscription(SCHEMA, "north", filters=["orders: region = 'north'"], **QUIET)
     with Subscriber(SCHEMA, "north").transaction() as t:
         t.update("orders", {"order_id": 1}, {"qty": "5.00"})
     spec = json.loads(wh.subscription("north")["partition_spec"])
-    spec["orders"]["tree"]["args"][1] = {"fn": "reflect", "args": []}
-    view = wh._temp_view([("north", json.dumps(spec))], "subscriber STRING, partition_spec STRING")
-    wh.spark.sql(
-        f"merge into {wh.table('subscriptions')} t using {view} s on t.subscriber = s.subscriber "
-        "when matched then update set t.partition_spec = s.partition_spec"
-    )
     publisher = wh.publisher_rows("orders")
-    with pytest.raises(DbtError, match="a row filter on orders is refused"):
-        run_reader(SCHEMA, **QUIET)
-    assert wh.publisher_rows("orders") == publisher
+    qty, placed = {"col": "qty"}, {"col": "placed"}
+    edits = [  # (the tree edited in, the one line that refuses it)
+        ({"op": "=", "args": [{"col": "region"}, {"fn": "reflect", "args": []}]}, "a function is not one a filter"),
+        ({"op": "=", "args": [qty, {"lit": "1" * 39, "type": "number"}]}, "a number has more than 38 digits"),
+        ({"op": "=", "args": [placed, {"lit": "2026-02-30", "type": "date"}]}, "a literal is not of the type it says"),
+        # decimal(12,2) against 37 integer digits: 39 digits to compare exactly
+        ({"op": "=", "args": [qty, {"lit": "1" * 37, "type": "number"}]}, "= would need 39 digits"),
+        (
+            {"op": "in", "args": [qty, {"lit": "1", "type": "number"}, {"lit": "0." + "1" * 30, "type": "number"}]},
+            "IN would need 40 digits",
+        ),
+    ]
+    for tree, refusal in edits:
+        spec["orders"]["tree"] = tree
+        view = wh._temp_view([("north", json.dumps(spec))], "subscriber STRING, partition_spec STRING")
+        # the subscription, and the batch's frozen copy of it once a refused run has cut one
+        # (a rerun finishes the batch with the filters it was cut with)
+        for table in ("subscriptions", "int_batch_subscriptions"):
+            if wh.exists(table):
+                wh.spark.sql(
+                    f"merge into {wh.table(table)} t using {view} s on t.subscriber = s.subscriber "
+                    "when matched then update set t.partition_spec = s.partition_spec"
+                )
+        with pytest.raises(DbtError, match=f"a row filter on orders is refused: {refusal}"):
+            run_reader(SCHEMA, **QUIET)
+        assert wh.publisher_rows("orders") == publisher
 
 
 # each filter over rows that test its edges: Spark's value must be the reference's
