@@ -107,7 +107,8 @@ def publication_show() -> None:
 def publication_check() -> None:
     """Measure how the subscriptions' partitions overlap: per article, the publisher rows each
     subscription holds, and the rows each pair of subscriptions both hold, where their changes
-    can meet in a conflict (docs/spec.md §11). Disjoint partitions never conflict. Reads each
+    can meet in a conflict (docs/spec.md §11). Disjoint partitions never meet in an update or
+    delete conflict (inserts of one key still can: identity ranges prevent that). Reads each
     article once, as it is now.
 
     \b
