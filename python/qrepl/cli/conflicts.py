@@ -33,6 +33,14 @@ def _filters(command):
             click.option("--article", default=None, help="Only this article."),
             click.option("--subscriber", default=None, help="Only this subscriber."),
             click.option(
+                "--partition",
+                default=None,
+                metavar="'ARTICLE: CONDITION'",
+                help="Only conflicts judged in this partition, as `list --json` and the viewer name it "
+                "(the subscriber's row filter of the article then, e.g. \"orders: region = 'north'\", "
+                'or "orders: every row").',
+            ),
+            click.option(
                 "--type",
                 "conflict_type",
                 default=None,
@@ -96,6 +104,7 @@ def conflicts(
     publication,
     article,
     subscriber,
+    partition,
     conflict_type,
     since,
     until,
@@ -143,7 +152,7 @@ def conflicts(
     if remove_ids:
         _remove(remove_ids)
         return
-    rows = _selected(publication, article, subscriber, conflict_type, since, until, show_id)
+    rows = _selected(publication, article, subscriber, conflict_type, since, until, show_id, partition)
     if log_file:
         _write_log(log_file, rows)
     _print(rows, as_json, detail=show_id is not None)
@@ -152,7 +161,7 @@ def conflicts(
 @conflicts.command("list")
 @_filters
 @JSON_OPTION
-def conflicts_list(publication, article, subscriber, conflict_type, since, until, as_json) -> None:
+def conflicts_list(publication, article, subscriber, partition, conflict_type, since, until, as_json) -> None:
     """List conflicts, oldest first, one line each with its conflict_id.
 
     \b
@@ -160,7 +169,11 @@ def conflicts_list(publication, article, subscriber, conflict_type, since, until
       qrepl conflicts list --schema qrepl_demo --subscriber south --since 2026-11-01
       qrepl conflicts list --type update_update --json
     """
-    _print(_selected(publication, article, subscriber, conflict_type, since, until), as_json, detail=False)
+    _print(
+        _selected(publication, article, subscriber, conflict_type, since, until, partition=partition),
+        as_json,
+        detail=False,
+    )
 
 
 @conflicts.command("show")
@@ -179,14 +192,14 @@ def conflicts_show(conflict_id, as_json) -> None:
 @conflicts.command("log")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @_filters
-def conflicts_log(file, publication, article, subscriber, conflict_type, since, until) -> None:
+def conflicts_log(file, publication, article, subscriber, partition, conflict_type, since, until) -> None:
     """Write the selected conflicts' full details to FILE, one JSON object per line.
 
     \b
     Example:
       qrepl conflicts log south.jsonl --schema qrepl_demo --subscriber south
     """
-    rows = _selected(publication, article, subscriber, conflict_type, since, until)
+    rows = _selected(publication, article, subscriber, conflict_type, since, until, partition=partition)
     _write_log(file, rows)
     echo(f"wrote {len(rows)} conflict(s) to {file}")
 
@@ -225,10 +238,19 @@ def conflicts_remove(conflict_ids) -> None:
 
 
 def _selected(
-    publication=None, article=None, subscriber=None, conflict_type=None, since=None, until=None, show_id=None
+    publication=None,
+    article=None,
+    subscriber=None,
+    conflict_type=None,
+    since=None,
+    until=None,
+    show_id=None,
+    partition=None,
 ) -> list[dict]:
     """The conflicts the options select; with show_id, that one (a ClickException if there is none)."""
-    rows = list_conflicts(current_schema(), article, subscriber, conflict_type, since, until, show_id, publication)
+    rows = list_conflicts(
+        current_schema(), article, subscriber, conflict_type, since, until, show_id, publication, partition
+    )
     if show_id and not rows:
         raise click.ClickException(f"no conflict {show_id} (list them with: qrepl conflicts list)")
     return rows

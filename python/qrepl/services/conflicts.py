@@ -31,9 +31,11 @@ def list_conflicts(
     until: datetime | None = None,
     conflict_id: str | None = None,
     publication: str | None = None,
+    partition: str | None = None,
 ) -> list[dict]:
     """Conflicts, oldest first; filters travel as DataFrame predicates, never as SQL text.
-    `since` is inclusive and `until` exclusive, both compared with detected_at (UTC)."""
+    `since` is inclusive and `until` exclusive, both compared with detected_at (UTC).
+    `partition` as each conflict names it ("orders: region = 'north'", `_with_partition`)."""
     wh = warehouse(schema)
     if not wh.exists("conflicts"):
         return []
@@ -44,6 +46,7 @@ def list_conflicts(
         ("conflict_type", conflict_type),
         ("conflict_id", conflict_id),
         ("publication", publication),
+        ("partition", partition),
     ):
         if value is not None:
             df = df.where(df[column] == value)

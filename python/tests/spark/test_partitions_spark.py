@@ -13,7 +13,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from qrepl.cli import main
 from qrepl.core import filter_language, filter_meaning
 from qrepl.core.model import ConfigError, publication_from_dict
 from qrepl.core.partitions import parse_filters
@@ -179,6 +181,16 @@ def test_each_conflict_names_the_partition_it_was_judged_in_and_the_viewer_filte
     groups, shown = read_viewer(write_conflict_viewer(SCHEMA, tmp_path / "viewer"))
     assert {g["partition"]: g["count"] for g in groups} == {"orders: region = 'north'": 1, "orders: every row": 1}
     assert {c["tran_id"]: c["partition"] for c in shown} == judged
+    # `qrepl conflicts list --partition`, as a user selects them
+    listed = CliRunner().invoke(
+        main, ["conflicts", "list", "--partition", "orders: region = 'north'", "--json", "--schema", SCHEMA]
+    )
+    assert listed.exit_code == 0, listed.output
+    assert [json.loads(line)["tran_id"] for line in listed.output.splitlines()] == ["n1"]
+    shown_one = CliRunner().invoke(
+        main, ["conflicts", "show", json.loads(listed.output)["conflict_id"], "--schema", SCHEMA]
+    )
+    assert "partition (the subscriber's, when the batch was cut): orders: region = 'north'" in shown_one.output
 
 
 def test_publication_check_counts_the_rows_two_partitions_both_hold(wh):
