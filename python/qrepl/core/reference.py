@@ -307,35 +307,44 @@ class ReferenceReader:
         row the batch inserts matched nothing); those after the MERGE come after the batch.
         Each list holds (article, op, row) in commit order.
 
-        An UPDATE during the run that left a row exactly as the run found it (it set the
-        values the row had) changed nothing the batch read: when the batch then writes that
-        row, the batch's write stands (the compare-and-swap compares the row, which is
-        unchanged, and no value is lost); a row the batch does not write is stamped as any."""
+        Writes during the run that together left a row as the run found it changed nothing
+        the batch read: the row is there with the values it had and its version untouched (only
+        UPDATEs, which keep the version, changed it: one that set the values the row had, or
+        several that ended on them; the compare-and-swap at the MERGE sees the row, not the
+        writes in between). When the batch then
+        writes that row, the batch's write stands (the compare-and-swap compares the row, which
+        is as it was, and no value the run found is lost: the batch read it); a row the batch
+        does not write is stamped as any."""
         for write in before:
             self.apply_outside_effect(self.outside_effect(*write))
         as_found = {a: dict(rows) for a, rows in self.publisher.items()}
         effects = []
+        replaced: set[tuple[str, str]] = set()  # rows an INSERT or DELETE of the run wrote (their version is gone)
         for write in during:  # each on the table as the earlier ones of the run left it
-            article = self.article(write[0])
-            key = canonical_key(article, write[2])
-            row_before = self.publisher[write[0]].get(key)
             effect = self.outside_effect(*write)
-            unchanged = (
-                effect is not None
-                and effect[2] is not None
-                and row_before is not None
-                and row_before == as_found[write[0]].get(key)
-                and row_content(article, effect[2]) == row_content(article, row_before)
-            )
-            effects.append((effect, key if unchanged else None))
+            if effect is not None:
+                where = (effect[0], canonical_key(self.article(effect[0]), effect[1]))
+                if write[1] != "U":
+                    replaced.add(where)
+                effects.append((effect, where))
             self.apply_outside_effect(effect)
+        as_left = self.publisher
+
+        def as_it_was(where: tuple[str, str]) -> bool:
+            article, key = where
+            found, left = as_found[article].get(key), as_left[article].get(key)
+            if found is None or left is None or where in replaced:
+                return False
+            return row_content(self.article(article), left) == row_content(self.article(article), found)
+
         self.publisher = {a: dict(rows) for a, rows in as_found.items()}  # the run changes these, not as_found
         batch_id = self.run(batch_time)
-        for effect, unchanged_key in effects:
-            if unchanged_key is not None and self.publisher[effect[0]].get(unchanged_key) != as_found[effect[0]].get(
-                unchanged_key
-            ):
-                continue  # the batch wrote the row after this write, which changed none of it
+        written = {
+            where for _, where in effects if self.publisher[where[0]].get(where[1]) != as_found[where[0]].get(where[1])
+        }
+        for effect, where in effects:
+            if where in written and as_it_was(where):
+                continue  # the batch wrote the row, which the run's writes left as the batch read it
             self.apply_outside_effect(effect)
         for write in after:
             self.apply_outside_effect(self.outside_effect(*write))

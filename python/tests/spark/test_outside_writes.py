@@ -7,7 +7,8 @@ At each point the job writes five rows the run's batch also writes: an UPDATE of
 batch updates, of one it deletes and of one it inserts (which the job's UPDATE finds only
 after the batch's MERGE), an INSERT of a row the batch inserts, and a DELETE of a row the batch
 updates. A second subscriber then changes the same rows as it saw them before the job, so each
-job write that stands is met as a conflict, under every policy."""
+job write that stands is met as a conflict, under every policy. And one row the job changes
+and changes back before the MERGE: the batch's write of it stands."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from qrepl.tools.replay import RUN_POINTS, ReferenceBackend, SparkBackend, norma
 pytestmark = pytest.mark.spark
 
 ARTICLE = {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}
+AWAY = 901
 
 
 def _version(n: int, who: int) -> str:
@@ -90,6 +92,28 @@ def scenario(policy: str) -> dict:
                 ],
             }
         )
+    # away and back: the job moves row AWAY elsewhere and back before the MERGE, which then finds
+    # the row as the batch read it (docs/spec.md §10): s1's update of it stands
+    rows.append({"customer_id": AWAY, "city": "p-away", "msrepl_tran_version": _version(AWAY, 1)})
+    first.append(
+        {
+            "subscriber": "s1",
+            "tran_id": "s1-away-and-back",
+            "commands": [
+                {
+                    "article": "customers",
+                    "op": "U",
+                    "row": {"customer_id": AWAY, "city": "s1"},
+                    "old_version": _version(AWAY, 1),
+                    "new_version": _version(AWAY, 2),
+                }
+            ],
+        }
+    )
+    during += [
+        {"article": "customers", "op": "U", "during": at, "row": {"customer_id": AWAY, "city": city}}
+        for at, city in (("int_batch_subscriptions", "job-elsewhere"), ("int_queued_commands_judged", "p-away"))
+    ]
     return {
         "publication": "sales",
         "policy": policy,
@@ -116,6 +140,11 @@ def test_outside_writes_at_every_point_of_a_run_match_the_reference(spark, polic
     actual = normalized_outputs(s, play(s, SparkBackend(s, "qrepl_outside_writes")))
     for table in expected:
         assert actual[table] == expected[table], table
+    away = next(r for r in actual["publisher/customers"] if r["customer_id"] == AWAY)
+    if policy == "publisher_wins_reinit":  # s1's earlier conflict rejects its later transactions
+        assert (away["city"], away["msrepl_tran_version"]) == ("p-away", "(stamped)")  # the job's, stamped
+    else:  # the batch's write stands over a row the job left as the batch read it
+        assert (away["city"], away["msrepl_tran_version"]) == ("s1", _version(AWAY, 2))
     job_rows = [r for r in expected["publisher/customers"] if str(r["city"]).startswith("job-")]
     conflicts = {c["row_key"] for c in expected["conflicts"] if c["subscriber"] == "s2"}
     assert job_rows, "the scenario keeps some job writes"

@@ -1,0 +1,76 @@
+"""docs/spec.md §10 on the reference: a job's writes during a run count by what they left at the
+run's MERGE (the compare-and-swap sees the row, not the writes in between). The same rows run
+on Spark + dbt in spark/test_outside_writes.py (`away_and_back`)."""
+
+from __future__ import annotations
+
+from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
+
+ARTICLE = {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}
+V1, V2 = "00000001-0000-4000-8000-000000000001", "00000001-0000-4000-8000-000000000002"
+
+
+def _outputs(job_cities: list[tuple[str, str]]) -> dict:
+    """s1 updates row 1 (as it was, city p1), while a job UPDATEs the row to each city at its
+    point of the run (after the trigger, before the MERGE)."""
+    data = {
+        "publication": "sales",
+        "policy": "publisher_wins",
+        "articles": [ARTICLE],
+        "subscribers": ["s1"],
+        "steps": [
+            {"publisher_rows": {"customers": [{"customer_id": 1, "city": "p1", "msrepl_tran_version": V1}]}},
+            {
+                "enqueue": [
+                    {
+                        "subscriber": "s1",
+                        "tran_id": "t1",
+                        "commands": [
+                            {
+                                "article": "customers",
+                                "op": "U",
+                                "row": {"customer_id": 1, "city": "s1"},
+                                "old_version": V1,
+                                "new_version": V2,
+                            }
+                        ],
+                    }
+                ]
+            },
+            *(
+                {
+                    "outside_write": {
+                        "article": "customers",
+                        "op": "U",
+                        "row": {"customer_id": 1, "city": city},
+                        "during": at,
+                    }
+                }
+                for at, city in job_cities
+            ),
+            {"run": {}},
+        ],
+    }
+    s = scenario_from_dict(data, "away_and_back")
+    return normalized_outputs(s, play(s, ReferenceBackend(s)))
+
+
+def _row(out: dict) -> tuple[str, str]:
+    (row,) = out["publisher/customers"]
+    return row["city"], row["msrepl_tran_version"]
+
+
+def test_a_job_that_changes_a_row_and_changes_it_back_during_a_run_left_what_the_batch_read():
+    """Away and back before the MERGE: the row is as the batch read it, so the batch's write
+    stands (as for one UPDATE that set the values the row had): no value the run found is lost."""
+    out = _outputs([("int_batch_subscriptions", "away"), ("int_queued_commands_judged", "p1")])
+    assert _row(out) == ("s1", V2)
+    assert out["conflicts"] == []
+    assert [o["outcome"] for o in out["transaction_outcomes"]] == ["applied"]
+
+
+def test_a_job_whose_writes_during_a_run_end_elsewhere_keeps_its_row():
+    """Away and on to another value: the compare-and-swap finds the row changed and skips it;
+    the job's last write stands, stamped."""
+    out = _outputs([("int_batch_subscriptions", "away"), ("int_queued_commands_judged", "later")])
+    assert _row(out) == ("later", "(stamped)")
