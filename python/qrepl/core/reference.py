@@ -311,10 +311,9 @@ class ReferenceReader:
         the batch read: the row is there with the values it had and its version untouched (only
         UPDATEs, which keep the version, changed it: one that set the values the row had, or
         several that ended on them; the compare-and-swap at the MERGE sees the row, not the
-        writes in between). When the batch then
-        writes that row, the batch's write stands (the compare-and-swap compares the row, which
-        is as it was, and no value the run found is lost: the batch read it); a row the batch
-        does not write is stamped as any."""
+        writes in between). When the batch then writes that row, the batch's write stands (no
+        value the run found is lost: the batch read it); a row the batch does not write is
+        stamped as any."""
         for write in before:
             self.apply_outside_effect(self.outside_effect(*write))
         as_found = {a: dict(rows) for a, rows in self.publisher.items()}
@@ -339,13 +338,15 @@ class ReferenceReader:
 
         self.publisher = {a: dict(rows) for a, rows in as_found.items()}  # the run changes these, not as_found
         batch_id = self.run(batch_time)
-        written = {
-            where for _, where in effects if self.publisher[where[0]].get(where[1]) != as_found[where[0]].get(where[1])
+        # the rows the batch wrote that the run's writes had left as the batch read them
+        batch_stands = {
+            where
+            for _, where in effects
+            if self.publisher[where[0]].get(where[1]) != as_found[where[0]].get(where[1]) and as_it_was(where)
         }
         for effect, where in effects:
-            if where in written and as_it_was(where):
-                continue  # the batch wrote the row, which the run's writes left as the batch read it
-            self.apply_outside_effect(effect)
+            if where not in batch_stands:
+                self.apply_outside_effect(effect)
         for write in after:
             self.apply_outside_effect(self.outside_effect(*write))
         return batch_id

@@ -10,7 +10,7 @@ from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
 from ..storage.replica import has_snapshot, snapshot_pins, snapshot_replica, unpin_snapshots
-from .reader import reader_ran_since_init, queued_commands_of
+from .reader import queued_commands_of, reader_ran_since_init
 
 
 def add_subscription(
