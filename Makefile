@@ -12,7 +12,7 @@ N ?= 300
 MINUTES ?= 10
 PACK ?= 25
 
-.PHONY: demo test browser thrift-test thrift-start thrift-stop lint conformance faults clean \
+.PHONY: demo test test-all browser thrift-test thrift-start thrift-stop lint conformance faults clean \
 	metastore-driver cluster-start cluster-stop deploy-start deploy-stop deploy-demo deploy-test \
 	rest-driver rest-start rest-stop test-rest conformance-rest bench-rest
 .PHONY: partition-check example concurrency soak test-fast lint-js package-check package-demo bench bench-history bench-profile bench-replay bench-scale bench-writes bench-stamp bench-statements
@@ -27,10 +27,15 @@ $(STAMP): requirements.lock requirements.txt pyproject.toml
 demo: $(STAMP)          ## the whole loop on the embedded Spark, with a summary
 	$(VENV)/bin/qrepl demo
 
-test: $(STAMP) browser metastore-driver rest-driver  ## unit, scenario, property, fault, end-to-end and browser tests (and the REST catalog server)
+test: $(STAMP) browser metastore-driver rest-driver  ## the tests CI runs: unit, scenario, property, fault, end-to-end and browser (about 30 min; make test-all adds the long variants)
 	rm -rf $(CURDIR)/.qrepl_state/test
 	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 \
-		--junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
+		-m "not long" --junitxml=$(CURDIR)/.qrepl_state/test/junit.xml  # every test's time, for whoever tunes CI
+
+test-all: $(STAMP) browser metastore-driver rest-driver  ## every test: make test's and the long ones of python/tests/long_tests.txt (about an hour)
+	rm -rf $(CURDIR)/.qrepl_state/test-all
+	QREPL_STATE_DIR=$(CURDIR)/.qrepl_state/test-all $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 \
+		--junitxml=$(CURDIR)/.qrepl_state/test-all/junit.xml
 
 test-fast: $(STAMP)     ## python/tests/unit only: pure Python, no JVM, no browser (under a minute)
 	$(PY) -m pytest -q python/tests/unit
