@@ -14,13 +14,32 @@
         or (skip_when == 'batch_is_empty' and qrepl_batch_is_empty()) -%}
         {{ return([]) }}
     {%- endif -%}
-    {{ return(qrepl_run_cache('row_filters', _qrepl_batch_row_filters_read)) }}
+    {{ return(qrepl_run_cache('partitions', _qrepl_batch_partitions_read)['filters']) }}
 {% endmacro %}
 
-{% macro _qrepl_batch_row_filters_read() %}
+{% macro qrepl_batch_column_lists(skip_when) %}
+    {#- The column filters of this run's batch (docs/spec.md §11): one entry per subscription and
+        article that takes some of the article's columns, {subscriber, article, columns} (the
+        columns in the article's order, every key column among them). Read and kept as
+        qrepl_batch_row_filters reads the filters, and empty when it is: the reader's SQL is then
+        what it is without column filters. -#}
+    {%- if not qrepl_is_running() or model.resource_type == 'unit_test' or qrepl_run_is_idle() -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- if (skip_when == 'nothing_new_queued' and qrepl_nothing_new_queued())
+        or (skip_when == 'batch_is_empty' and qrepl_batch_is_empty()) -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {{ return(qrepl_run_cache('partitions', _qrepl_batch_partitions_read)['column_lists']) }}
+{% endmacro %}
+
+{% macro _qrepl_batch_partitions_read() %}
+    {#- The batch's frozen partition specs: {'filters': [...], 'column_lists': [...]}, each stored
+        part checked again (a column list names the article's columns, each once, every key
+        column among them; a filter's tree is checked when rendered, qrepl_row_filter_sql). -#}
     {%- set relation = qrepl_relation('int_batch_subscriptions') -%}
     {%- if not qrepl_relation_exists(relation) -%}
-        {{ return([]) }}
+        {{ return({'filters': [], 'column_lists': []}) }}
     {%- endif -%}
     {%- set found = run_query(
         'select subscriber, partition_spec from ' ~ relation
@@ -28,6 +47,7 @@
     ) -%}
     {%- set config = qrepl_config() -%}
     {%- set filters = [] -%}
+    {%- set column_lists = [] -%}
     {%- for row in found.rows -%}
         {%- set subscriber = _qrepl_identifier(row[0], 'subscriber') -%}
         {%- set spec = fromjson(row[1]) -%}
@@ -36,10 +56,44 @@
         {%- endif -%}
         {%- for name in spec | sort -%}
             {%- set article = _qrepl_filter_article(config, name, subscriber) -%}
-            {%- do filters.append({'subscriber': subscriber, 'article': article, 'tree': spec[name]['tree']}) -%}
+            {%- set entry = spec[name] -%}
+            {%- if entry is not mapping -%}
+                {{ exceptions.raise_compiler_error("qrepl: subscription " ~ subscriber ~ ": the partition of " ~ name ~ " is not a JSON object") }}
+            {%- endif -%}
+            {%- if 'tree' in entry -%}
+                {%- do filters.append({'subscriber': subscriber, 'article': article, 'tree': entry['tree']}) -%}
+            {%- endif -%}
+            {%- if 'columns' in entry -%}
+                {%- do column_lists.append({'subscriber': subscriber, 'article': article,
+                                            'columns': _qrepl_column_list_checked(article, entry['columns'], subscriber)}) -%}
+            {%- endif -%}
         {%- endfor -%}
     {%- endfor -%}
-    {{ return(filters) }}
+    {{ return({'filters': filters, 'column_lists': column_lists}) }}
+{% endmacro %}
+
+{% macro _qrepl_column_list_checked(article, names, subscriber) %}
+    {#- A stored column list checked again as partitions.parse_columns checks a given one: a
+        list of the article's column names, each once, every key column among them; returned in
+        the article's column order. -#}
+    {%- set fail = "qrepl: subscription " ~ subscriber ~ ": the column list of " ~ article.name -%}
+    {%- if names is string or names is mapping or names is not iterable -%}
+        {{ exceptions.raise_compiler_error(fail ~ " is not a list of column names") }}
+    {%- endif -%}
+    {%- set known = [] -%}
+    {%- for column, type in article['columns'] -%}{%- do known.append(column) -%}{%- endfor -%}
+    {%- for name in names -%}
+        {%- if name is not string or name not in known -%}
+            {{ exceptions.raise_compiler_error(fail ~ " names a column the article does not have") }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if names | unique | list | length != names | length -%}
+        {{ exceptions.raise_compiler_error(fail ~ " names a column twice") }}
+    {%- endif -%}
+    {%- for key in article.key if key not in names -%}
+        {{ exceptions.raise_compiler_error(fail ~ " leaves out the key column " ~ key) }}
+    {%- endfor -%}
+    {{ return(known | select('in', names) | list) }}
 {% endmacro %}
 
 {% macro _qrepl_filter_article(config, name, subscriber) %}

@@ -26,6 +26,9 @@
 /* the batch's row filters (docs/spec.md §11), none when nothing new is queued (this model is
    not run) or no subscription has one: then this statement is what it is without partitions */
 {%- set row_filters = qrepl_batch_row_filters('nothing_new_queued') -%}
+/* the batch's column filters (§11): a subscription that takes some of an article's columns
+   sends exactly those, checked against its list here; none when no subscription has one */
+{%- set column_lists = qrepl_batch_column_lists('nothing_new_queued') -%}
 /* a queued command's identity, and its whole staged content (reference.QUEUE_COLUMNS): an
     earlier batch took a queued row only if it took that very content; a row with the
     identity of a taken command but other content is new, and quarantined */
@@ -388,8 +391,8 @@ commands_checked as (
             when commands.key_null_value then 'null key value'
             when not (commands.canonical_key <=> commands.row_key) then 'non-canonical key'
             when commands.op in ('I', 'U') and not commands.row_json_ok then 'malformed JSON'
-            when commands.op in ('I', 'U') and commands.row_extra_columns then 'unknown extra columns'
-            when commands.op in ('I', 'U') and commands.row_missing_column then 'missing column'
+            when commands.op in ('I', 'U') and {{ qrepl_columns_sent(column_lists, 'commands', 'extra') }} then 'unknown extra columns'
+            when commands.op in ('I', 'U') and {{ qrepl_columns_sent(column_lists, 'commands', 'missing') }} then 'missing column'
             when commands.op in ('I', 'U') and commands.row_null_key_value then 'null key value'
             when commands.op in ('I', 'U') and commands.row_wrong_type then 'wrong value type'
             when commands.op in ('I', 'U') and not (commands.typed_key <=> commands.row_key) then 'key mismatch'
@@ -458,3 +461,4 @@ final as (
 )
 
 select * from final
+

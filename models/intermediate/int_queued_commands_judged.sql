@@ -23,9 +23,14 @@
 /* the batch's row filters (docs/spec.md §11): none when no subscription has one, and in a dbt
    unit test (its fixtures are not tables) */
 {%- set row_filters = qrepl_batch_row_filters('batch_is_empty') -%}
+/* the batch's column filters (§11): an update from a subscription that takes some of an
+   article's columns leaves the others as the row it meets holds them (merged_row); none when
+   no subscription has one, and then these statements are what they are without them */
+{%- set column_lists = qrepl_batch_column_lists('batch_is_empty') -%}
+{%- set image = 'merged_row' if column_lists else 'typed_row' -%}
 /* a row state: the publisher's at the batch cut, and the one a command leaves */
 {%- set root_state = "named_struct('row_exists', root_exists, 'version', root_version, 'row_image', root_row)" -%}
-{%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', typed_row)" -%}
+{%- set left_state = "named_struct('row_exists', op <> 'D', 'version', new_version, 'row_image', " ~ image ~ ")" -%}
 
 with
 
@@ -54,6 +59,38 @@ commands as (
 
 ),
 
+{% if column_lists %}
+    commands_read as (
+
+        -- the new image and the row at the cut of the commands of each article some
+        -- subscription takes only some columns of, read by the article's types
+        select
+            commands.*
+            {{ qrepl_column_image_reads(column_lists, 'commands') }}
+        from commands
+
+    ),
+
+    commands_merged as (
+
+        select
+            *,
+            {{ qrepl_merged_image(column_lists, qrepl_batch_is_coupled()) }} as merged_row
+        from commands_read
+
+    ),
+
+    commands_imaged as (
+
+        -- a later command on a row meets the transaction's own earlier write there
+        select
+            *,
+            lag(merged_row) over (partition by tran_pos, article, row_key order by command_seq) as previous_merged_row
+        from commands_merged
+
+    ),
+{% endif %}
+
 state_before_commands as (
 
     -- a transaction's first command on a row meets the state the last applied earlier
@@ -79,7 +116,7 @@ state_before_commands as (
                         )
                     {%- endif %}
         end as state_before
-    from commands
+    from {{ 'commands_imaged' if column_lists else 'commands' }} as commands
 
 ),
 
@@ -96,7 +133,7 @@ commands_judged as (
         commands.op,
         commands.old_version,
         commands.new_version,
-        commands.typed_row,
+        commands.{{ image }} as typed_row,
         commands.step_on_row,
         commands.prejudged_outcome,
         commands.is_applied,
@@ -113,7 +150,7 @@ commands_judged as (
         end as met_version,
         case
             when commands.step_on_row = 1 then commands.state_before.row_image
-            else commands.previous_typed_row
+            else commands.{{ 'previous_merged_row' if column_lists else 'previous_typed_row' }}
         end as met_row,
         case
             when commands.prejudged_outcome is not null then null
@@ -214,6 +251,10 @@ final as (
         met_row_exists,
         met_version,
         met_row,
+        -- the row it met and the row it leaves as the subscription holds them: its columns,
+        -- for one that takes some of the article's columns (docs/spec.md §11), else NULL
+        {{ qrepl_image_taken(column_lists, 'met_row') }} as met_row_taken,
+        {{ qrepl_image_taken(column_lists, 'typed_row') }} as typed_row_taken,
         -- whether the subscriber's partition holds the row the command met (docs/spec.md
         -- §11): a compensating command deletes one it does not; NULL without a filter
         {%- if row_filters %}

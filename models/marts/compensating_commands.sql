@@ -24,7 +24,13 @@ first_touches_of_rejected as (
         coalesce(
             get_json_object(to_json(struct(int_queued_commands_judged.*)), '$.met_row_in_partition'),
             'true'
-        ) = 'true' as partition_holds_met_row
+        ) = 'true' as partition_holds_met_row,
+        -- the row as the subscription holds it: its columns, for one that takes some of the
+        -- article's (docs/spec.md §11; NULL otherwise, and absent from a log of before)
+        coalesce(
+            get_json_object(to_json(struct(int_queued_commands_judged.*)), '$.met_row_taken'),
+            met_row
+        ) as met_row_held
     from int_queued_commands_judged
     where outcome = 'rejected' and step_on_row = 1
 
@@ -38,7 +44,7 @@ final as (
         article,
         row_key,
         case when met_row_exists and partition_holds_met_row then 'upsert' else 'delete' end as op,
-        case when met_row_exists and partition_holds_met_row then met_row end as row,
+        case when met_row_exists and partition_holds_met_row then met_row_held end as row,
         batch_id,
         row_number() over (partition by subscriber, batch_id order by tran_pos, command_seq) as seq
     from first_touches_of_rejected

@@ -9,6 +9,9 @@
    Decides docs/spec.md 5.3 (Conflict codes). */
 {%- set publication = qrepl_config() -%}
 {%- set batch_id = qrepl_batch_id() -%}
+/* a subscription that takes some of an article's columns sees its conflict rows with those
+   (docs/spec.md §11): int_queued_commands_judged's met_row_taken and typed_row_taken */
+{%- set column_lists = qrepl_batch_column_lists('batch_is_empty') -%}
 
 with
 
@@ -43,8 +46,10 @@ final as (
         {{ conflict_reason_text('conflict_type') }} as reason_text,
         policy,
         case when policy = 'subscriber_wins' then 'subscriber' else 'publisher' end as winner,
-        case when met_row_exists then met_row end as publisher_row,
-        case when op <> 'D' then typed_row end as subscriber_row,
+        case when met_row_exists then {{ 'coalesce(met_row_taken, met_row)' if column_lists else 'met_row' }} end
+            as publisher_row,
+        case when op <> 'D' then {{ 'coalesce(typed_row_taken, typed_row)' if column_lists else 'typed_row' }} end
+            as subscriber_row,
         case when met_row_exists then met_version end as publisher_version,
         old_version,
         new_version,

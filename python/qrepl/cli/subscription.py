@@ -51,7 +51,16 @@ def subscription() -> None:
     help="A row filter: the subscriber holds and writes only the article's rows that meet "
     "CONDITION, a SQL condition on the article's own columns. Once per article.",
 )
-def subscription_add(subscriber, update_mode, filters) -> None:
+@click.option(
+    "--columns",
+    "columns",
+    multiple=True,
+    metavar='"ARTICLE: COLUMN, ..."',
+    help="A column filter (queued subscriptions): the subscriber holds and writes only these "
+    "columns of the article; the list holds its key and every column its row filter reads. "
+    "Once per article.",
+)
+def subscription_add(subscriber, update_mode, filters, columns) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash
     finishes a subscription whose snapshot was never completed. See docs/update-modes.md
     for the update modes, and docs/publishing.md for partitions (--filter).
@@ -61,13 +70,21 @@ def subscription_add(subscriber, update_mode, filters) -> None:
       qrepl subscription add north
       qrepl subscription add south --mode immediate
       qrepl subscription add north --filter "orders: region = 'north'"
+      qrepl subscription add east --columns "orders: order_id, status"
     """
     sub = add_subscription(
-        current_schema(), subscriber, echo=echo, update_mode=normalize_update_mode(update_mode), filters=filters
+        current_schema(),
+        subscriber,
+        echo=echo,
+        update_mode=normalize_update_mode(update_mode),
+        filters=filters,
+        columns=columns,
     )
     echo(f"subscribed {subscriber} ({sub['update_mode']})")
     for article, text in sub["filters"].items():
         echo(f"  {article}: {text}")
+    for article, names in sub["columns"].items():
+        echo(f"  {article} columns: {', '.join(names)}")
 
 
 @subscription.command("show")
@@ -86,6 +103,8 @@ def subscription_show(subscriber) -> None:
     echo(f"{'update':<12} {mode_text(s)}")
     for article in s["articles"]:
         echo(f"{article:<12} {s['filters'].get(article, 'every row')}")
+        if article in s["columns"]:
+            echo(f"{'':<12} columns: {', '.join(s['columns'][article])}")
 
 
 @subscription.command("filter")

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 from ..core.identity_ranges import PUBLISHER_RANGE_OWNER
 from ..core.modes import capture_refusal
-from ..core.partitions import Partition, write_refusal
+from ..core.partitions import ColumnLists, Partition, write_refusal
 from ..core.rows import canonical_key, normalize_row, value_refusal
 from ..core.values import dumps, stamp_text
 from ..core.vocabulary import ConfigError, check_identifier
@@ -40,6 +40,11 @@ class Transaction:
         # identity values this transaction's inserts were given, per article, in order
         self.identities: dict[str, list[int]] = {}
         self.partition: Partition = {}  # the subscription's row filters (docs/spec.md §11)
+        self.columns: ColumnLists = {}  # the columns it takes of the articles it does not take whole
+
+    def taken(self, article) -> tuple[str, ...]:
+        """The article's columns this subscription holds and sends."""
+        return self.columns.get(article.name) or tuple(article.columns)
 
     def _identity(self, article, op: str, new_row: dict | None, current: dict | None) -> dict | None:
         """An insert of an identity article gets the next value of a range: the publisher's
@@ -92,6 +97,12 @@ class Transaction:
             raise ConfigError(f"{article_name} {key}: no such row at subscriber {self.sub.name}")
         if op == "I" and current is not None:
             raise ConfigError(f"{article_name} {key}: row already exists at subscriber {self.sub.name}")
+        taken = self.taken(article)
+        if new_row is not None and (extra := [c for c in new_row if c not in taken and c != "msrepl_tran_version"]):
+            raise ConfigError(
+                f"{article_name}: subscriber {self.sub.name} does not take column {extra[0]} "
+                f"(its columns: {', '.join(taken)})"
+            )
         refusal = (
             None
             if new_row is None
@@ -113,12 +124,10 @@ class Transaction:
                 "row_key": key,
                 "old_version": current["msrepl_tran_version"] if current else None,
                 "new_version": version,
-                "new_row": dumps({c: image[c] for c in article.columns}) if image else None,
+                "new_row": dumps({c: image[c] for c in taken}) if image else None,
                 # the before image in the canonical form of every row image (a replica row's binary
                 # and timestamp values as text), so it compares with the publisher's row exactly
-                "old_row": dumps({c: seen[c] for c in article.columns})
-                if (seen := normalize_row(article, current))
-                else None,
+                "old_row": dumps({c: seen[c] for c in taken}) if (seen := normalize_row(article, current)) else None,
             }
         )
         self.pending[(article.name, key)] = image
@@ -164,7 +173,7 @@ class Subscriber:
         if refusal:
             raise ConfigError(refusal)
         tran = Transaction(self, sub["current_mode"])
-        tran.partition = self.warehouse.partition(sub)
+        tran.partition, tran.columns = self.warehouse.partition(sub), self.warehouse.columns(sub)
         yield tran
         if not tran.commands:
             return
@@ -244,7 +253,7 @@ def stamp_rows(wh, tran: Transaction, now: datetime) -> None:
         if command["article"] in stamped and image is not None:
             image[stamped[command["article"]]] = text  # the pending image of its row is one of these
             article = wh.article(command["article"])
-            command["new_row"] = dumps({c: image[c] for c in article.columns})
+            command["new_row"] = dumps({c: image[c] for c in tran.taken(article)})
 
 
 def write_replica(replica: ReplicaWarehouse, pending: dict[tuple[str, str], dict | None], point: str) -> None:

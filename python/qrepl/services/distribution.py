@@ -48,19 +48,24 @@ def _deliver_article(
     now: int | None,
     pending_keys,
     partition: Partition | None = None,
+    taken: tuple[str, ...] | None = None,
 ) -> int:
     """Merge into the replica the publisher's current row for every row changed between the
     two snapshots or named by a pending compensating command; returns the rows merged. With a
     row filter on the article (docs/spec.md §11) the replica holds only the rows it meets: a
-    changed row that now meets it is delivered, one that no longer does is deleted."""
+    changed row that now meets it is delivered, one that no longer does is deleted. With a
+    column filter (`taken`) the replica holds those columns and the row's version, which moves
+    with a change to any column."""
     from pyspark.sql import functions as F
 
     article = wh.article(article_name)
-    cols = list(article.columns) + ["msrepl_tran_version"]
-    image = F.md5(F.to_json(F.struct(*cols), JSON_OPTIONS))  # microseconds: a change of one is a change
-    before = table_at(wh, article, since).select(*article.key, image.alias("before_image"))
+    every = list(article.columns) + ["msrepl_tran_version"]
+    cols = list(taken or article.columns) + ["msrepl_tran_version"]
+    changes = F.md5(F.to_json(F.struct(*every), JSON_OPTIONS))  # microseconds: a change of one is a change
+    image = F.md5(F.to_json(F.struct(*cols), JSON_OPTIONS))  # the row as the replica holds it
+    before = table_at(wh, article, since).select(*article.key, changes.alias("before_image"))
     current = table_at(wh, article, now)
-    after = current.select(*article.key, image.alias("after_image"))
+    after = current.select(*article.key, changes.alias("after_image"))
     tree = (partition or {}).get(article.name)
     if tree is not None:
         current = current.where(spark_sql(tree))  # rendered from the checked tree, never from text
@@ -158,7 +163,7 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
         return "skipped (its initial snapshot is not finished)"
     pending = pending_compensations(wh, name)
     counts["compensations"] = pending.count()
-    partition = wh.partition(sub)
+    partition, columns = wh.partition(sub), wh.columns(sub)
     snapshots = {}
     for article in pub.articles:
         since = delivered.get((name, article.name))
@@ -170,7 +175,9 @@ def _deliver_subscriber(wh: Warehouse, pub, sub: dict, delivered: dict, counts: 
             .select(F.from_json("row_key", article.key_ddl).alias("k"))
             .select("k.*")
         )
-        counts["rows_delivered"] += _deliver_article(wh, name, article.name, since, now, keys, partition)
+        counts["rows_delivered"] += _deliver_article(
+            wh, name, article.name, since, now, keys, partition, columns.get(article.name)
+        )
         snapshots[article.name] = now
     if snapshots:
         record_delivery(wh, name, snapshots)

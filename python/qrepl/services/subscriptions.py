@@ -5,7 +5,7 @@ immediate updating (docs/update-modes.md)."""
 from __future__ import annotations
 
 from ..core.modes import REINITIALIZING, normalize_update_mode, switch_refusal
-from ..core.partitions import describe, parse_filters
+from ..core.partitions import describe, parse_columns, parse_filters
 from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
@@ -19,24 +19,32 @@ def add_subscription(
     echo: Progress = print,
     update_mode: str = "queued",
     filters: list[str] | tuple[str, ...] = (),
+    columns: list[str] | tuple[str, ...] = (),
 ) -> dict:
-    """Subscribe (with an update mode, docs/update-modes.md, and row filters, "ARTICLE:
-    CONDITION", docs/spec.md §11) and deliver the initial snapshot; returns the subscription.
-    The subscription row is written first and the snapshot records itself last, so a rerun
-    after a crash at any point finishes the subscription instead of failing on it; a rerun
-    with other filters is refused."""
+    """Subscribe (with an update mode, docs/update-modes.md, row filters, "ARTICLE:
+    CONDITION", and column filters, "ARTICLE: COLUMN, ...", docs/spec.md §11) and deliver the
+    initial snapshot; returns the subscription. The subscription row is written first and the
+    snapshot records itself last, so a rerun after a crash at any point finishes the
+    subscription instead of failing on it; a rerun with other filters is refused."""
     mode = normalize_update_mode(update_mode)
     wh = warehouse(schema)
     partition = parse_filters(wh.require_publication(), filters)  # one line if the schema has none
+    lists = parse_columns(wh.require_publication(), columns, partition)
+    if lists and mode != "queued":
+        raise ConfigError(
+            f"--columns: a column filter is for a queued subscription (immediate updating of some "
+            f"columns is not supported yet), not {mode}"
+        )
     existing = wh.subscription(subscriber)
-    if existing is not None and wh.partition(existing) != partition:
+    if existing is not None and (wh.partition(existing), wh.columns(existing)) != (partition, lists):
         given = describe(wh.partition(existing)) or "none"
         raise ConfigError(
-            f"subscriber {subscriber} is subscribed with filters {given}: change them with "
-            f"`qrepl subscription filter {subscriber} ...`"
+            f"subscriber {subscriber} is subscribed with other filters (rows: {given}; columns: "
+            f"{dict(wh.columns(existing)) or 'all'}): change its rows with `qrepl subscription filter "
+            f"{subscriber} ...`"
         )
     if existing is None:
-        wh.add_subscription(subscriber, mode, partition)
+        wh.add_subscriptions([subscriber], mode, {subscriber: partition}, {subscriber: lists})
     elif has_snapshot(wh, subscriber):
         if any(s == subscriber for s, _ in snapshot_pins(wh)):  # crashed after recording, before unpinning
             unpin_snapshots(wh, subscriber)
@@ -51,9 +59,10 @@ def add_subscription(
 
 
 def _with_partition(wh, sub: dict) -> dict:
-    """A subscription with its partition, and its filters' normalized text by article."""
+    """A subscription with its partition, its filters' normalized text by article, and the
+    columns it takes of the articles it does not take whole (`columns`)."""
     partition = wh.partition(sub)
-    return {**sub, "partition": partition, "filters": describe(partition)}
+    return {**sub, "partition": partition, "filters": describe(partition), "columns": wh.columns(sub)}
 
 
 def show_subscription(schema: str | None, subscriber: str) -> dict:
@@ -93,6 +102,10 @@ def change_partition(
     if sub is None:
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     partition = parse_filters(wh.require_publication(), filters)
+    # its column lists stay, and must still hold every column the new filters read
+    lists = parse_columns(
+        wh.require_publication(), [f"{a}: {', '.join(c)}" for a, c in wh.columns(sub).items()], partition
+    )
     if sub["status"] != REINITIALIZING:
         pending = queued_commands_of(wh, subscriber)
         if pending and not force:
@@ -103,7 +116,7 @@ def change_partition(
         wh.update_subscription(
             subscriber, REINITIALIZING, sub["generation"] + 1, sub["reinit_requested_at"], sub["reinit_reason"]
         )
-    wh.set_partition(subscriber, partition)
+    wh.set_partition(subscriber, partition, lists)
     reinitialize(schema, subscriber, progress=echo)
     return _with_partition(wh, wh.subscription(subscriber))
 

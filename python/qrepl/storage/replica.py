@@ -140,7 +140,7 @@ def unpin_snapshots(wh: Warehouse, subscriber: str) -> None:
 
 def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda _: None) -> None:
     """Replace the subscriber's replica with the publisher's current rows (those its partition
-    holds, docs/spec.md §11) and record the snapshots it reflects (initial sync and
+    holds, with the columns it takes: docs/spec.md §11) and record the snapshots it reflects (initial sync and
     reinitialization). The rows are read as of the
     snapshot the publisher's trigger examined right before, so every row copied carries the
     version the trigger gave it: a job's write that set no version reaches the replica under
@@ -150,7 +150,8 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
     pending = pending_compensations(wh, subscriber)
     spark.sql(f"create database if not exists {schema}")
     articles = wh.require_publication().articles
-    partition = wh.partition(wh.subscription(subscriber) or {})
+    subscription = wh.subscription(subscriber) or {}
+    partition, columns = wh.partition(subscription), wh.columns(subscription)
     pin_snapshots(wh, subscriber, articles)
     stamp_publisher(wh)
     stamped = wh.last_stamps()
@@ -162,6 +163,8 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
         rows = table_at(wh, article, sid)
         if article.name in partition:  # rendered from the checked tree, never from text
             rows = rows.where(spark_sql(partition[article.name]))
+        if article.name in columns:  # a column filter: the columns it takes (§11)
+            rows = rows.select(*columns[article.name], "msrepl_tran_version")
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
         progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")

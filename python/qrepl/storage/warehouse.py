@@ -28,7 +28,7 @@ from .tables import (  # noqa: F401  (the Python tables' DDL, re-exported for th
     columns,
 )
 from ..core.modes import initial_current_mode, normalize_update_mode
-from ..core.partitions import Partition, partition_json, partition_of
+from ..core.partitions import ColumnLists, Partition, columns_of, partition_json, partition_of
 from ..core.publication import Article, Publication, publication_from_dict, qrepl_table_refusal
 from ..core.rows import typed_row
 from ..core.vocabulary import ConfigError, check_identifier
@@ -77,7 +77,7 @@ def readable(df, article: Article):
     from pyspark.sql import functions as F
 
     for column, type_name in article.columns.items():
-        if type_name == "timestamp":
+        if type_name == "timestamp" and column in df.columns:  # a replica may take some columns only
             df = df.withColumn(column, F.date_format(column, TIMESTAMP_FORMAT))
     return df
 
@@ -469,10 +469,14 @@ class Warehouse:
         self.add_subscriptions([subscriber], update_mode, {subscriber: partition} if partition else None)
 
     def add_subscriptions(
-        self, subscribers: list[str], update_mode: str = "queued", partitions: dict[str, Partition] | None = None
+        self,
+        subscribers: list[str],
+        update_mode: str = "queued",
+        partitions: dict[str, Partition] | None = None,
+        columns: dict[str, ColumnLists] | None = None,
     ) -> None:
         """Subscribe several subscribers in one commit (active, generation 0, one update mode;
-        each with its partition, docs/spec.md §11)."""
+        each with its partition and column lists, docs/spec.md §11)."""
         pub = self.require_publication()
         update_mode = normalize_update_mode(update_mode)
         self.ensure_subscription_columns()
@@ -495,7 +499,7 @@ class Warehouse:
                     None,
                     update_mode,
                     initial_current_mode(update_mode),
-                    partition_json((partitions or {}).get(s) or {}),
+                    partition_json((partitions or {}).get(s) or {}, (columns or {}).get(s)),
                 )
                 for s in subscribers
             ],
@@ -537,11 +541,19 @@ class Warehouse:
         article: {} when it takes every row."""
         return partition_of(self.require_publication(), subscription.get("partition_spec"))
 
-    def set_partition(self, subscriber: str, partition: Partition) -> None:
-        """Record a subscription's partition (its filter change is a reinitialization:
-        services.subscriptions.change_partition)."""
+    def columns(self, subscription: dict) -> ColumnLists:
+        """A subscription's column lists (docs/spec.md §11), checked again: per article it takes
+        only some columns of, those (key included, in the article's order); {} when it takes
+        every column."""
+        return columns_of(self.require_publication(), subscription.get("partition_spec"))
+
+    def set_partition(self, subscriber: str, partition: Partition, columns: ColumnLists | None = None) -> None:
+        """Record a subscription's partition and column lists (its filter change is a
+        reinitialization: services.subscriptions.change_partition)."""
         self.ensure_subscription_columns()
-        view = self._temp_view([(subscriber, partition_json(partition))], "subscriber STRING, partition_spec STRING")
+        view = self._temp_view(
+            [(subscriber, partition_json(partition, columns))], "subscriber STRING, partition_spec STRING"
+        )
         self.spark.sql(
             f"merge into {self.table('subscriptions')} as target using {view} as source "
             f"on target.subscriber = source.subscriber "

@@ -82,7 +82,7 @@ class Scenario:
     steps: list[dict[str, Any]]
     # row filters (docs/spec.md §11): per subscriber, its partition from the start
     partitions: dict[str, Partition] = field(default_factory=dict)
-    # column filters (§11): per subscriber, the columns it takes of an article (the reference only)
+    # column filters (§11): per subscriber, the columns it takes of an article
     column_lists: dict[str, ColumnLists] = field(default_factory=dict)
 
 
@@ -503,18 +503,15 @@ class SparkBackend:
         from ..services.publication import drop_publication
         from ..storage.open import warehouse
 
-        if scenario.column_lists:
-            raise ConfigError(
-                f"scenario {scenario.name}: column filters (columns) are replayed by the reference only "
-                "(qrepl replay --reference) until the queue reader takes them"
-            )
         self.scenario = scenario
         # with the replicas of its subscribers: conflicts delivered by an earlier replay
         drop_publication(schema, tuple(scenario.subscribers))
         self.wh = warehouse(schema)
         self.wh.write_publication(scenario.publication)
         if scenario.subscribers:
-            self.wh.add_subscriptions(scenario.subscribers, partitions=scenario.partitions)
+            self.wh.add_subscriptions(
+                scenario.subscribers, partitions=scenario.partitions, columns=scenario.column_lists
+            )
         self.during_next_run: list[tuple[str, OutsideWrite]] = []
         self.examined = False  # by the publisher's trigger, once (a run, or _baseline)
 
@@ -606,7 +603,7 @@ class SparkBackend:
             raise ConfigError(f"subscription {subscriber} has {pending} queued command(s) the reader has not taken")
         sub = self.wh.subscription(subscriber)
         self.wh.update_subscription(subscriber, "active", sub["generation"] + 1, None, None)
-        self.wh.set_partition(subscriber, partition)
+        self.wh.set_partition(subscriber, partition, self.scenario.column_lists.get(subscriber))
 
     def add_subscription(self, subscriber: str) -> None:
         self.wh.add_subscription(subscriber)

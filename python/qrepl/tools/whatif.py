@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.partitions import partition_of
+from ..core.partitions import columns_of, partition_of
 from ..core.vocabulary import CONFLICT_CODES, ConfigError, Progress, normalize_policy
 from .replay import ReferenceBackend, Scenario, SparkBackend, normalized_outputs
 from ..storage.replica import table_at
@@ -156,10 +156,14 @@ def _follow_subscriptions(backend, batch: Batch) -> None:
             backend.reinitialize(name)
             current[name] += 1
         partition = partition_of(backend_publication(backend), sub.get("partition_spec"))
+        lists = columns_of(backend_publication(backend), sub.get("partition_spec"))
         if isinstance(backend, ReferenceBackend):
             backend.reader.subscriptions[name].partition = partition
-        elif backend.wh.partition(backend.wh.subscription(name)) != partition:
-            backend.wh.set_partition(name, partition)
+            backend.reader.subscriptions[name].columns = dict(lists)
+        else:
+            held = backend.wh.subscription(name)
+            if (backend.wh.partition(held), backend.wh.columns(held)) != (partition, lists):
+                backend.wh.set_partition(name, partition, lists)
         if sub["status"] == "reinit_pending":
             if isinstance(backend, ReferenceBackend):
                 backend.reader.subscriptions[name].status = "reinit_pending"

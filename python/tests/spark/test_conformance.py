@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 import uuid
 from datetime import date, datetime, timedelta
@@ -200,6 +201,25 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         return {article["name"]: condition} if condition else {}
 
     filters = {s: f for s in subscribers if draw(st.booleans()) and (f := partition_of())}
+    # about a third of the subscribers take some columns of an article (a column filter): its
+    # key, the columns its row filter reads, and some of the others, never all
+    columns: dict[str, dict[str, list[str]]] = {}
+    for s in subscribers:
+        if draw(st.integers(0, 2)):
+            continue
+        article = draw(st.sampled_from(articles))
+        read = set(re.findall(r"\b[kc][0-9]\b", filters.get(s, {}).get(article["name"], "")))
+        needed = [c for c in article["columns"] if c in article["key"] or c in read]
+        optional = [c for c in article["columns"] if c not in needed]
+        if optional:
+            kept = draw(st.lists(st.sampled_from(optional), unique=True, max_size=len(optional) - 1))
+            columns[s] = {article["name"]: [c for c in article["columns"] if c in needed or c in kept]}
+
+    def sent(subscriber: str, article: dict, row: dict) -> dict:
+        """The row as the subscriber sends it: its columns of the article."""
+        taken = columns.get(subscriber, {}).get(article["name"])
+        return row if taken is None else {c: v for c, v in row.items() if c in taken}
+
     known: dict[tuple[str, int], str] = {}
     publisher = {}
     for article in articles:
@@ -261,7 +281,7 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
                 if op == "D":
                     cmd["key"] = key_row(article, k)
                 else:
-                    cmd["row"] = full_row(article, k)
+                    cmd["row"] = sent(subscriber, article, full_row(article, k))
                 if op == "D" and draw(st.booleans()):
                     known.pop((article["name"], k), None)
                 elif op != "D" and draw(st.booleans()):
@@ -275,8 +295,11 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         if policy == "publisher_wins_reinit" and draw(st.booleans()):
             reinit = [draw(st.sampled_from(subscribers))]
         filter_changes = []
-        if draw(st.integers(0, 7)) == 0:  # a filter change, forced: this round's commands are rejected_reinit
-            changed = draw(st.sampled_from(subscribers))
+        unlisted = [s for s in subscribers if s not in columns]  # a new filter may read any column
+        if (
+            unlisted and draw(st.integers(0, 7)) == 0
+        ):  # a filter change, forced: this round's commands are rejected_reinit
+            changed = draw(st.sampled_from(unlisted))
             filter_changes = [{"subscriber": changed, "filters": partition_of(), "force": True}]
         outside_during = outside_writes(during=True)
         rounds.append(
@@ -291,7 +314,13 @@ def workloads(draw, policy: str, articles: list[dict], part: int) -> dict:
         )
         for s in reinit + [c["subscriber"] for c in filter_changes]:
             generations[s] += 1
-    return {"subscribers": subscribers, "publisher": publisher, "rounds": rounds, "filters": filters}
+    return {
+        "subscribers": subscribers,
+        "publisher": publisher,
+        "rounds": rounds,
+        "filters": filters,
+        "columns": columns,
+    }
 
 
 @st.composite
@@ -398,6 +427,7 @@ def scenario_of(policy: str, articles: list[dict], parts: list[dict]) -> dict:
         "articles": articles,
         "subscribers": [s for p in parts for s in p["subscribers"]],
         "filters": {s: f for p in parts for s, f in p.get("filters", {}).items()},
+        "columns": {s: c for p in parts for s, c in p.get("columns", {}).items()},
         "steps": steps,
     }
 

@@ -20,7 +20,7 @@ from qrepl.core.reference import ReferenceReader
 from qrepl.core.rows import canonical_key
 from qrepl.core.values import dumps
 from qrepl.core.vocabulary import REJECT_WHOLE_TRANSACTION, ConfigError
-from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
+from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
 from scenario_builder import v
 
 ORDERS = {
@@ -533,9 +533,3 @@ def test_a_column_filtered_insert_leaves_the_other_columns_null_and_a_full_row_i
     assert [(r["tran_id"], r["reason"]) for r in out["queue_rejects"]] == [("t2", "unknown extra columns")]
     (row,) = reader.publisher["orders"].values()
     assert (row["qty"], row["closed"], row["placed"], row["weight"]) == ("3.00", None, None, None)
-
-
-def test_column_filters_are_replayed_by_the_reference_only_until_the_reader_takes_them():
-    data = scenario("publisher_wins", [], filters={}) | {"columns": NORTH_COLUMNS}
-    with pytest.raises(ConfigError, match="replayed by the reference only"):
-        SparkBackend(scenario_from_dict(data, "t"))
