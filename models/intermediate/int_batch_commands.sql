@@ -461,4 +461,3 @@ final as (
 )
 
 select * from final
-

@@ -133,7 +133,7 @@ commands_judged as (
         commands.op,
         commands.old_version,
         commands.new_version,
-        commands.{{ image }} as typed_row,
+        {{ 'commands.merged_row as typed_row' if column_lists else 'commands.typed_row' }},
         commands.step_on_row,
         commands.prejudged_outcome,
         commands.is_applied,

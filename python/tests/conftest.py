@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(items):
             raise pytest.UsageError(f"{item.nodeid}: unit tests run without a JVM; put it in python/tests/spark/")
         if layer in LAYER_MARKERS and not item.get_closest_marker(layer):
             item.add_marker(getattr(pytest.mark, layer))
-        test_id = relative.as_posix() + item.nodeid[len(item.nodeid.split("::")[0]):]
+        test_id = relative.as_posix() + item.nodeid[len(item.nodeid.split("::")[0]) :]
         modules[relative.as_posix()] = item.module
         function = test_id.split("[")[0]
         collected[function] = collected.get(function, 0) + 1
