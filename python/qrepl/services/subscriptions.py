@@ -38,10 +38,11 @@ def add_subscription(
     existing = wh.subscription(subscriber)
     if existing is not None and (wh.partition(existing), wh.columns(existing)) != (partition, lists):
         given = describe(wh.partition(existing)) or "none"
+        taken = {a: ", ".join(c) for a, c in wh.columns(existing).items()}
         raise ConfigError(
-            f"subscriber {subscriber} is subscribed with other filters (rows: {given}; columns: "
-            f"{dict(wh.columns(existing)) or 'all'}): change its rows with `qrepl subscription filter "
-            f"{subscriber} ...`"
+            f"subscriber {subscriber} is subscribed with filters {given}"
+            + (f" and columns {taken}" if taken else "")
+            + f": change them with `qrepl subscription filter {subscriber} ...`"
         )
     if existing is None:
         wh.add_subscriptions([subscriber], mode, {subscriber: partition}, {subscriber: lists})
