@@ -5,8 +5,8 @@
         Spark's own JSON, which these types and qrepl_json_options read back exactly); NULL for
         another article's commands. Each column is preceded by a comma, to follow a select list. -#}
     {%- set out = [] -%}
-    {%- for article in _qrepl_listed_articles(column_lists) -%}
-        {%- set ddl = _qrepl_image_ddl(article, none) -%}
+    {%- for article in qrepl_filter_articles(column_lists) -%}
+        {%- set ddl = _qrepl_columns_ddl(article, none) -%}
         {%- for image, name in [('typed_row', 'new'), ('root_row', 'cut')] -%}
             {%- do out.append(
                 ", case when " ~ alias ~ ".article = '" ~ article.name ~ "' then from_json(" ~ alias ~ "." ~ image
@@ -87,28 +87,8 @@
         case
         {%- for entry in column_lists %}
             when subscriber = '{{ entry.subscriber }}' and article = '{{ entry.article.name }}' then
-                to_json(from_json({{ image }}, '{{ _qrepl_image_ddl(entry.article, entry.columns) }}, `msrepl_tran_version` STRING', {{ qrepl_json_options() }}), {{ qrepl_json_options(keep_nulls=true) }})
+                to_json(from_json({{ image }}, '{{ _qrepl_columns_ddl(entry.article, entry.columns) }}, `msrepl_tran_version` STRING', {{ qrepl_json_options() }}), {{ qrepl_json_options(keep_nulls=true) }})
         {%- endfor %}
         end
     {%- endif -%}
-{% endmacro %}
-
-
-{% macro _qrepl_image_ddl(article, names) %}
-    {#- The DDL of the article's columns (those of `names`, or all), in the article's order. -#}
-    {%- set ddl = [] -%}
-    {%- for name, type in article['columns'] if names is none or name in names -%}
-        {%- do ddl.append('`' ~ name ~ '` ' ~ type | upper) -%}
-    {%- endfor -%}
-    {{ return(ddl | join(', ')) }}
-{% endmacro %}
-
-
-{% macro _qrepl_listed_articles(column_lists) %}
-    {%- set names = [] -%}
-    {%- set articles = [] -%}
-    {%- for entry in column_lists if entry.article.name not in names -%}
-        {%- do names.append(entry.article.name) -%}{%- do articles.append(entry.article) -%}
-    {%- endfor -%}
-    {{ return(articles) }}
 {% endmacro %}

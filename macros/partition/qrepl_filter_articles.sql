@@ -1,5 +1,6 @@
 {% macro qrepl_filter_articles(filters) %}
-    {#- The articles some filter of the batch names, once each, in the order the filters name them. -#}
+    {#- The articles some entry of `filters` names (the batch's row filters or column lists), once
+        each, in the order the entries name them. -#}
     {%- set names = [] -%}
     {%- set articles = [] -%}
     {%- for f in filters if f.article.name not in names -%}

@@ -5,8 +5,14 @@
     {%- for f in filters if f.article.name == article.name -%}
         {%- for name in _qrepl_filter_tree_columns(f.tree) if name not in names -%}{%- do names.append(name) -%}{%- endfor -%}
     {%- endfor -%}
+    {{ return(_qrepl_columns_ddl(article, names)) }}
+{% endmacro %}
+
+{% macro _qrepl_columns_ddl(article, names) %}
+    {#- The DDL of the article's columns (those of `names`, or all when none), in the article's
+        order: what from_json reads a row image by (here, and qrepl_column_images). -#}
     {%- set ddl = [] -%}
-    {%- for name, type in article['columns'] if name in names -%}
+    {%- for name, type in article['columns'] if names is none or name in names -%}
         {%- do ddl.append('`' ~ name ~ '` ' ~ type | upper) -%}
     {%- endfor -%}
     {{ return(ddl | join(', ')) }}

@@ -5,7 +5,7 @@ immediate updating (docs/update-modes.md)."""
 from __future__ import annotations
 
 from ..core.modes import REINITIALIZING, normalize_update_mode, switch_refusal
-from ..core.partitions import describe, parse_columns, parse_filters
+from ..core.partitions import columns_of, describe, parse_columns, parse_filters, partition_json
 from ..core.vocabulary import ConfigError, Progress
 from ..storage.identity_ranges import ensure_ranges
 from ..storage.open import warehouse
@@ -36,9 +36,10 @@ def add_subscription(
             f"columns is not supported yet), not {mode}"
         )
     existing = wh.subscription(subscriber)
-    if existing is not None and (wh.partition(existing), wh.columns(existing)) != (partition, lists):
-        given = describe(wh.partition(existing)) or "none"
-        taken = {a: ", ".join(c) for a, c in wh.columns(existing).items()}
+    held = (wh.partition(existing), wh.columns(existing)) if existing is not None else None
+    if held is not None and held != (partition, lists):
+        given = describe(held[0]) or "none"
+        taken = {a: ", ".join(c) for a, c in held[1].items()}
         raise ConfigError(
             f"subscriber {subscriber} is subscribed with filters {given}"
             + (f" and columns {taken}" if taken else "")
@@ -104,9 +105,7 @@ def change_partition(
         raise ConfigError(f"no subscription for subscriber {subscriber}")
     partition = parse_filters(wh.require_publication(), filters)
     # its column lists stay, and must still hold every column the new filters read
-    lists = parse_columns(
-        wh.require_publication(), [f"{a}: {', '.join(c)}" for a, c in wh.columns(sub).items()], partition
-    )
+    lists = columns_of(wh.require_publication(), partition_json(partition, wh.columns(sub)))
     if sub["status"] != REINITIALIZING:
         pending = queued_commands_of(wh, subscriber)
         if pending and not force:

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from qrepl.tools.replay import ReferenceBackend, SparkBackend, normalized_outputs, play, scenario_from_dict
-from scenario_builder import v
+from scenario_builder import tran, v
 
 pytestmark = pytest.mark.spark
 
@@ -63,10 +63,6 @@ def scenario(policy: str, steps: list[dict], columns: dict = NORTH_COLUMNS) -> d
         "columns": columns,
         "steps": steps,
     }
-
-
-def tran(sub: str, tid: str, *commands: dict) -> dict:
-    return {"subscriber": sub, "tran_id": tid, "commands": list(commands)}
 
 
 def upd(r: dict, old: str, new: str) -> dict:

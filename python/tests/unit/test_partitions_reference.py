@@ -21,7 +21,7 @@ from qrepl.core.rows import canonical_key
 from qrepl.core.values import dumps
 from qrepl.core.vocabulary import REJECT_WHOLE_TRANSACTION, ConfigError
 from qrepl.tools.replay import ReferenceBackend, normalized_outputs, play, scenario_from_dict
-from scenario_builder import v
+from scenario_builder import tran, v
 
 ORDERS = {
     "name": "orders",
@@ -59,10 +59,6 @@ def scenario(policy: str, steps: list[dict], filters: dict | None = None) -> dic
         else {"north": {"orders": NORTH}, "south": {"orders": "region = 'south'"}},
         "steps": steps,
     }
-
-
-def tran(sub: str, tid: str, *commands: dict) -> dict:
-    return {"subscriber": sub, "tran_id": tid, "commands": list(commands)}
 
 
 def upd(r: dict, old: str, new: str) -> dict:
