@@ -56,9 +56,9 @@ def subscription() -> None:
     "columns",
     multiple=True,
     metavar='"ARTICLE: COLUMN, ..."',
-    help="A column filter (queued subscriptions): the subscriber holds and writes only these "
-    "columns of the article; the list holds its key and every column its row filter reads. "
-    "Once per article.",
+    help="A column filter: the subscriber holds and writes only these columns of the article; "
+    "the list holds its key, its identity and stamped columns, and every column its row filter "
+    "reads. Once per article.",
 )
 def subscription_add(subscriber, update_mode, filters, columns) -> None:
     """Subscribe SUBSCRIBER and deliver its initial snapshot. Rerunning it after a crash

@@ -41,7 +41,8 @@ def parse_filters(publication: Publication, specs: list[str] | tuple[str, ...]) 
 def parse_columns(publication: Publication, specs: list[str] | tuple[str, ...], partition: Partition) -> ColumnLists:
     """`--columns "ARTICLE: COL, COL, ..."` options (once per article) as column lists;
     ConfigError in one line for an unknown article or column, an article given twice, a list
-    without a key column, or one without a column its row filter reads."""
+    without a key column, the identity or stamped column (docs/spec.md §3), or a column its row
+    filter reads."""
     lists: ColumnLists = {}
     for spec in specs:
         name, sep, names = str(spec).partition(":")
@@ -58,6 +59,12 @@ def parse_columns(publication: Publication, specs: list[str] | tuple[str, ...], 
         missing = [k for k in article.key if k not in given]
         if missing:
             raise ConfigError(f"columns {spec!r}: the key column {missing[0]} must be in the list")
+        for column, kind, why in (
+            (article.identity, "identity", "qrepl gives its values"),
+            (article.stamped, "stamped", "qrepl stamps it at every write"),
+        ):
+            if column and column not in given:
+                raise ConfigError(f"columns {spec!r}: the {kind} column {column} must be in the list ({why})")
         read = filter_meaning.columns(partition[name]) if name in partition else []
         if any(c not in given for c in read):
             left_out = next(c for c in read if c not in given)

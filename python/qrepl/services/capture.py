@@ -140,7 +140,10 @@ class Transaction:
     def update(self, article: str, key: dict[str, Any], changes: dict[str, Any]) -> str | None:
         a = self.sub.warehouse.article(article)
         current = self._current(a.name, canonical_key(a, key) or "", key) or {}
-        return self._command(article, "U", key, {**current, **changes, **key}, given=[*changes, *key])
+        # the row as this subscription holds it: its columns (a row this transaction wrote has
+        # every column of the article in its pending image)
+        held = {c: current[c] for c in self.taken(a) if c in current}
+        return self._command(article, "U", key, {**held, **changes, **key}, given=[*changes, *key])
 
     def delete(self, article: str, key: dict[str, Any]) -> None:
         self._command(article, "D", key, None)
@@ -187,7 +190,7 @@ class Subscriber:
         if not queued:
             # the publisher commit is the commit point; the replica follows it
             try:
-                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now)
+                apply_at_publisher(self.warehouse, self.name, tran_id, tran.commands, tran.pending, now, tran.columns)
                 point = "immediate.replica"
             except PublisherUnreachable:
                 if not (self.fallback_to_queue and sub["update_mode"] in ("failover", "queued_failover")):

@@ -26,13 +26,14 @@ takes them to every replica, the subscriber's own included (docs/update-modes.md
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from ..storage.faults import point_comment
 from ..core.modes import ConflictError
+from ..core.partitions import ColumnLists, project
 from ..core.publication import Article
 from ..core.rows import typed_row
 from ..core.vocabulary import CONFLICT_REASONS
@@ -63,12 +64,17 @@ class RowChange:
     image: dict | None  # the row it leaves, None for a delete
     new_version: str | None  # the first command's new version (for the rejection record)
     seen: dict | None = None  # the row the subscriber saw (its first command's before image)
+    # the transaction inserted the row (after a delete of it, or anew): a subscription that
+    # takes some of the columns leaves the others NULL, not the publisher's (docs/spec.md §11)
+    inserted: bool = False
 
 
 def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None]) -> list[RowChange]:
     changes: dict[tuple[str, str], RowChange] = {}
     for seq, c in enumerate(commands, 1):
         where = (c["article"], c["row_key"])
+        if where in changes and c["op"] == "I":
+            changes[where].inserted = True
         if where not in changes:
             seen = json.loads(c["old_row"], parse_float=Decimal) if c.get("old_row") else None
             changes[where] = RowChange(
@@ -81,15 +87,28 @@ def row_changes(commands: list[dict], pending: dict[tuple[str, str], dict | None
                 pending[where],
                 c["new_version"],
                 seen,
+                c["op"] == "I",
             )
     return list(changes.values())
 
 
+def _merged(article: Article, change: RowChange, before: dict | None, taken: tuple[str, ...] | None) -> RowChange:
+    """The row change as the publisher gets it: a subscription that takes some of the columns
+    (docs/spec.md §11) writes those, and the others keep the values of the row the check read
+    (NULL where the transaction inserted the row), as `reference.image` builds it."""
+    if taken is None or change.image is None:
+        return change
+    base = before if before is not None and not change.inserted else {}
+    image = {c: base.get(c) for c in article.columns} | {c: change.image[c] for c in taken}
+    return replace(change, image={**image, "msrepl_tran_version": change.image["msrepl_tran_version"]})
+
+
 def _find_mismatches(
-    wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange], at: datetime
+    wh: Warehouse, subscriber: str, tran_id: str, changes: list[RowChange], at: datetime, columns: ColumnLists
 ) -> tuple[list[dict], dict[tuple[str, str], dict | None]]:
     """The rows whose publisher state differs from what the subscriber saw (conflict rows in
-    the terms of the conflict log), and every row's publisher state."""
+    the terms of the conflict log, with the subscriber's columns), and every row's publisher
+    state. A subscription that takes some of an article's columns saw only those."""
     found, before = [], {}
     for article in wh.require_publication().articles:
         mine = [c for c in changes if c.article == article.name]
@@ -99,7 +118,7 @@ def _find_mismatches(
         for c in mine:
             row = current.get(c.row_key)
             before[(c.article, c.row_key)] = row
-            kind = judge_seen(article, c.op, row, c.expected_version, c.seen)
+            kind = judge_seen(article, c.op, row, c.expected_version, c.seen, columns.get(article.name))
             if kind:
                 found.append(
                     {
@@ -110,8 +129,8 @@ def _find_mismatches(
                         "command_seq": c.command_seq,
                         "conflict_type": kind,
                         "reason_text": CONFLICT_REASONS[kind],
-                        "publisher_row": row,
-                        "subscriber_row": c.image,
+                        "publisher_row": project(columns, article, row),
+                        "subscriber_row": project(columns, article, c.image),
                         "publisher_version": row["msrepl_tran_version"] if row else None,
                         "old_version": c.expected_version,
                         "new_version": c.new_version,
@@ -216,9 +235,12 @@ def apply_at_publisher(
     commands: list[dict],
     pending: dict[tuple[str, str], dict | None],
     at: datetime,
+    columns: ColumnLists | None = None,
 ) -> None:
     """Apply a captured transaction at the publisher, all rows or none; ConflictError (and a
-    recorded rejection) when a row differs from what the subscriber saw."""
+    recorded rejection) when a row differs from what the subscriber saw. `columns`: the
+    columns the subscription takes of the articles it does not take whole (docs/spec.md §11)."""
+    columns = columns or {}
     changes = row_changes(commands, pending)
     articles = [a for a in wh.require_publication().articles if any(c.article == a.name for c in changes)]
     # the publisher's trigger first: a row an outside writer changed without a new version
@@ -229,22 +251,30 @@ def apply_at_publisher(
         raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            mismatches, before = _find_mismatches(wh, subscriber, tran_id, changes, at)
+            mismatches, before = _find_mismatches(wh, subscriber, tran_id, changes, at, columns)
         except Exception as exc:
             raise PublisherUnreachable(f"the publisher cannot be read: {_first_line(exc)}") from exc
         if mismatches:
             record_outcome(wh, subscriber, tran_id, "rejected", len(changes), at, mismatches)
             raise ConflictError(subscriber, tran_id, mismatches)
+        written = {
+            a.name: [
+                _merged(a, c, before[(c.article, c.row_key)], columns.get(a.name))
+                for c in changes
+                if c.article == a.name
+            ]
+            for a in articles
+        }
         done: list[Article] = []
         try:
             for article in articles:
-                _merge_article(wh, article, [c for c in changes if c.article == article.name], before)
+                _merge_article(wh, article, written[article.name], before)
                 done.append(article)
         except Exception as exc:
             if not is_refused_commit(exc):
                 raise  # not known to have left the publisher untouched: never a reason to queue it
             for article in reversed(done):
-                _undo_article(wh, article, [c for c in changes if c.article == article.name], before)
+                _undo_article(wh, article, written[article.name], before)
             if attempt == ATTEMPTS:
                 raise
             continue  # re-read: a real mismatch is rejected above, a file-level collision retried

@@ -30,11 +30,6 @@ def add_subscription(
     wh = warehouse(schema)
     partition = parse_filters(wh.require_publication(), filters)  # one line if the schema has none
     lists = parse_columns(wh.require_publication(), columns, partition)
-    if lists and mode != "queued":
-        raise ConfigError(
-            f"--columns: a column filter is for a queued subscription (immediate updating of some "
-            f"columns is not supported yet), not {mode}"
-        )
     existing = wh.subscription(subscriber)
     held = (wh.partition(existing), wh.columns(existing)) if existing is not None else None
     if held is not None and held != (partition, lists):

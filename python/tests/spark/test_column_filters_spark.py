@@ -276,12 +276,13 @@ def test_a_column_filtered_subscriber_holds_sends_and_receives_its_columns_only(
     with sub.transaction() as t:
         t.update("orders", {"order_id": 2}, {"qty": "20.00"})
         t.insert("orders", {"order_id": 7, "qty": "7.00"})
+        t.update("orders", {"order_id": 7}, {"qty": "7.50"})  # its own row of this transaction
     sent = [json.loads(r.new_row) for r in wh.spark.table(wh.table("replication_queue")).collect()]
     assert all(set(row) == {"order_id", "qty"} for row in sent)
     run_reader(SCHEMA)
     rows = {r["order_id"]: r for r in wh.publisher_rows("orders")}
     assert (rows[2]["qty"], rows[2]["closed"], rows[2]["weight"]) == (Decimal("20.00"), True, 1.5)
-    assert (rows[7]["qty"], rows[7]["closed"], rows[7]["region"]) == (Decimal("7.00"), None, None)
+    assert (rows[7]["qty"], rows[7]["closed"], rows[7]["region"]) == (Decimal("7.50"), None, None)
     assert wh.spark.table(wh.table("conflicts")).count() == 0
 
     # a publisher change to a column north does not take: its replica gets the row's new version
@@ -301,7 +302,103 @@ def test_a_column_filtered_subscriber_holds_sends_and_receives_its_columns_only(
     assert (rows[3]["qty"], rows[3]["closed"]) == (Decimal("30.00"), True)
 
 
-def test_a_column_list_without_the_key_or_on_an_immediate_subscription_is_refused_in_one_line(wh):
+def test_an_immediate_column_filtered_subscriber_commits_its_columns_as_the_reference_does(wh):
+    """Immediate updating with a column filter: the publisher check compares the row the
+    subscriber saw on its columns, the compare-and-swap writes its columns and keeps the
+    others as the check read them (NULL for a row the transaction inserted, a delete and
+    re-insert included), and a rejection names the subscriber's columns only. Each commit's
+    outcome, the rejection rows and the publisher rows equal the reference's."""
+    from datetime import datetime
+
+    from click.testing import CliRunner
+
+    from qrepl.cli import main
+    from qrepl.core.model import ConflictError, publication_from_dict
+    from qrepl.core.reference import ReferenceReader
+    from qrepl.core.rows import normalize_row
+    from qrepl.services.capture import Subscriber
+    from qrepl.storage.replica import Replica
+    from qrepl.storage.warehouse import new_version
+
+    columns = "orders: order_id, qty"
+    result = CliRunner().invoke(
+        main, ["--schema", SCHEMA, "subscription", "add", "east", "--mode", "immediate", "--columns", columns]
+    )
+    assert result.exit_code == 0, result.output
+    pub = publication_from_dict({"publication": "sales", "policy": "publisher_wins", "articles": [ORDERS]})
+    article = pub.article("orders")
+    ref = ReferenceReader(pub)
+    for r in wh.publisher_rows("orders"):
+        ref.put_row("orders", r)
+    ref.add_subscription("east", "immediate", columns={"orders": ("order_id", "qty")})
+
+    def publisher_change(oid: int, **changes) -> None:
+        row = {**{r["order_id"]: r for r in wh.publisher_rows("orders")}[oid], **changes}
+        row["msrepl_tran_version"] = new_version()
+        wh.upsert_rows("orders", [row])
+        ref.put_row("orders", row)
+
+    sub = Subscriber(SCHEMA, "east")
+    transactions = [
+        ("t_update", lambda t: t.update("orders", {"order_id": 1}, {"qty": "10.00"})),
+        (
+            "t_insert",
+            lambda t: (
+                t.insert("orders", {"order_id": 8, "qty": "8.00"}),
+                t.update("orders", {"order_id": 8}, {"qty": "9.00"}),
+            ),
+        ),
+        (
+            "t_again",
+            lambda t: (t.delete("orders", {"order_id": 3}), t.insert("orders", {"order_id": 3, "qty": "33.00"})),
+        ),
+        ("t_stale", lambda t: t.update("orders", {"order_id": 2}, {"qty": "20.00"})),
+    ]
+    outcomes = []
+    for tran_id, body in transactions:
+        if tran_id == "t_stale":  # a publisher change to a column east does not take, not distributed
+            publisher_change(2, closed=True)
+        spark_error = ref_error = None
+        try:
+            with sub.transaction(tran_id) as t:
+                body(t)
+                commands = list(t.commands)
+        except ConflictError as exc:
+            spark_error = exc
+        try:
+            ref.immediate_commit("east", tran_id, commands, datetime(2026, 1, 1))
+        except ConflictError as exc:
+            ref_error = exc
+        outcomes.append((tran_id, spark_error is None, ref_error is None))
+        if spark_error and ref_error:
+            keep = ("article", "row_key", "conflict_type", "publisher_row", "subscriber_row")
+            assert [{k: r[k] for k in keep} for r in spark_error.rows] == [
+                {k: r[k] for k in keep} for r in ref_error.rows
+            ]
+            (rejected,) = spark_error.rows
+            assert (
+                set(rejected["publisher_row"])
+                == set(rejected["subscriber_row"])
+                == {
+                    "order_id",
+                    "qty",
+                    "msrepl_tran_version",
+                }
+            )
+    assert outcomes == [(t, ok, ok) for t, ok in zip([t for t, _ in transactions], [True, True, True, False])]
+
+    spark_rows = {r["order_id"]: normalize_row(article, r) for r in wh.publisher_rows("orders")}
+    ref_rows = {r["order_id"]: r for r in ref.publisher["orders"].values()}
+    assert spark_rows == ref_rows
+    assert (spark_rows[1]["qty"], spark_rows[1]["closed"], spark_rows[1]["weight"]) == ("10.00", False, 1.5)
+    assert (spark_rows[8]["qty"], spark_rows[8]["closed"]) == ("9.00", None)
+    assert (spark_rows[3]["qty"], spark_rows[3]["closed"], spark_rows[3]["weight"]) == ("33.00", None, None)
+    held = {r["order_id"]: r for r in Replica(wh, "east").rows("orders")}
+    assert all(set(r) == {"order_id", "qty", "msrepl_tran_version"} for r in held.values())
+    assert held[1]["msrepl_tran_version"] == ref_rows[1]["msrepl_tran_version"]
+
+
+def test_a_column_list_without_the_key_or_with_an_unknown_column_is_refused_in_one_line(wh):
     from click.testing import CliRunner
 
     from qrepl.cli import main
@@ -309,7 +406,6 @@ def test_a_column_list_without_the_key_or_on_an_immediate_subscription_is_refuse
     for args, says in [
         (["--columns", "orders: qty"], "the key column order_id must be in the list"),
         (["--columns", "orders: order_id, nope"], "nope is not a column of orders"),
-        (["--mode", "immediate", "--columns", "orders: order_id, qty"], "a column filter is for a queued subscription"),
     ]:
         result = CliRunner().invoke(main, ["--schema", SCHEMA, "subscription", "add", "north", *args])
         assert result.exit_code != 0 and says in result.output, result.output

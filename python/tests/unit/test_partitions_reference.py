@@ -455,6 +455,31 @@ def test_a_column_list_must_hold_the_key_and_the_row_filters_columns():
     assert columns_of(pub, stored) == {"orders": ("order_id", "region", "qty")} and partition_of(pub, stored) == part
 
 
+def test_a_column_list_must_hold_the_identity_and_the_stamped_column():
+    """qrepl gives an identity column's values and stamps a stamped column at every write
+    (docs/spec.md §3): a subscriber that did not hold them would insert rows without them."""
+    data = scenario("publisher_wins", [], filters={})
+    data["articles"] = [
+        {
+            **ORDERS,
+            "columns": {**ORDERS["columns"], "line": "bigint", "placed_at": "timestamp"},
+            "identity": "line",
+            "stamped": "placed_at",
+        }
+    ]
+    pub = publication_from_dict(data)
+    assert parse_columns(pub, ["orders: order_id, line, placed_at"], {}) == {
+        "orders": ("order_id", "line", "placed_at")
+    }
+    for bad, says in [
+        (["orders: order_id, placed_at"], "the identity column line must be in the list (qrepl gives its values)"),
+        (["orders: order_id, line, qty"], "the stamped column placed_at must be in the list"),
+    ]:
+        with pytest.raises(ConfigError) as e:
+            parse_columns(pub, bad, {})
+        assert says in str(e.value)
+
+
 def test_a_column_filtered_update_changes_its_columns_and_keeps_the_publishers_others():
     """'Its updates change only those columns at the publisher, and the others keep their
     publisher values.' Its replica holds its columns only."""
