@@ -180,6 +180,10 @@ OPERATIONS: dict[str, Callable] = {
     "subscription_add_filtered": lambda wh, tmp: add_subscription(
         SCHEMA, "c", echo=lambda _: None, filters=["customers: city in ('c2', 'c3')"]
     ),
+    # a column-filtered subscription (§11): its row, then the snapshot of its columns
+    "subscription_add_columns": lambda wh, tmp: add_subscription(
+        SCHEMA, "c", echo=lambda _: None, columns=["customers: customer_id"]
+    ),
     # `qrepl subscription filter b --force`: the generation, the filter, the filtered snapshot
     "filter_change": lambda wh, tmp: change_partition(
         SCHEMA, "b", ["customers: city <> 'B'"], force=True, echo=lambda _: None
@@ -200,9 +204,9 @@ CI_POINTS = {
 # minutes at every point: in CI 1, 9, 17); reinitialization and subscription add fail at every
 # other write (80 and 52 s of CI at every point, stop 51's junit)
 CI_EVERY = {"distribute": 8, "reinitialize": 2, "subscription_add": 2}
-# the partitioned paths share their writes with subscription add and reinitialization: CI fails
-# their first and last write, `make faults` every one
-CI_EVERY.update({"subscription_add_filtered": 100, "filter_change": 100})
+# the partitioned and column-filtered paths share their writes with subscription add and
+# reinitialization: CI fails their first and last write, `make faults` every one
+CI_EVERY.update({"subscription_add_filtered": 100, "subscription_add_columns": 100, "filter_change": 100})
 # rerunning these after a failure is not a no-op by design: a captured transaction the caller
 # saw fail is retried by the caller (a new transaction); the checks below say what converges
 RETRY_IS_NEW_WORK = {"capture"}

@@ -31,6 +31,9 @@ OPS = [
     "publish_in_place",
     "add_column",
     "resolve",
+    "subscription_add_filtered",
+    "subscription_add_columns",
+    "filter_change",
 ]
 
 
