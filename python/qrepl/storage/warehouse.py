@@ -452,15 +452,24 @@ class Warehouse:
         s["current_mode"] = s.get("current_mode") or initial_current_mode(s["update_mode"])
         return s
 
+    def _subscriptions_table(self):
+        """The subscriptions table; None when the publication has none yet, and ConfigError in
+        one line when the schema has no publication."""
+        try:
+            return self.spark.table(self.table("subscriptions"))
+        except Exception:
+            if self.exists("subscriptions"):
+                raise
+        self.require_publication()
+        return None
+
     def subscriptions(self) -> list[dict]:
-        return [
-            self._subscription_row(r)
-            for r in self.spark.table(self.table("subscriptions")).orderBy("subscriber").collect()
-        ]
+        table = self._subscriptions_table()
+        return [] if table is None else [self._subscription_row(r) for r in table.orderBy("subscriber").collect()]
 
     def subscription(self, subscriber: str) -> dict | None:
-        subscriptions = self.spark.table(self.table("subscriptions"))
-        rows = subscriptions.where(subscriptions.subscriber == subscriber).collect()
+        table = self._subscriptions_table()
+        rows = [] if table is None else table.where(table.subscriber == subscriber).collect()
         return self._subscription_row(rows[0]) if rows else None
 
     def add_subscription(

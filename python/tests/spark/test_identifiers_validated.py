@@ -187,3 +187,26 @@ def test_a_qrepl_articles_written_before_table_name_existed_still_reads(spark):
     assert wh.read_publication() == pub
     wh.write_publication(pub)
     assert set(ARTICLE_LATE_COLUMNS) <= set(wh.table_columns("qrepl_articles")) and wh.read_publication() == pub
+
+
+def test_a_schema_without_a_publication_is_said_in_one_line_by_every_subscription_command(spark):
+    """A user's first command against a schema nothing was published to (a typo in --schema,
+    or before `publication create`): one line that says so, not a traceback."""
+    schema = "qrepl_nothing_here"
+    Warehouse(spark, schema).drop_schema()
+    spark.sql(f"create database {schema}")
+    for args in [
+        ["subscription", "list"],
+        ["subscription", "show", "north"],
+        ["subscription", "filter", "north", "--filter", "orders: region = 'north'"],
+        ["subscription", "add", "north"],
+        ["subscription", "drop", "north"],
+        ["status"],
+        ["publication", "check"],
+    ]:
+        result = CliRunner().invoke(main, ["--schema", schema, *args])
+        assert result.exit_code != 0, (args, result.output)
+        assert result.output.strip().splitlines() == [
+            f"qrepl: error: no publication in schema {schema}: run `qrepl publication create` first "
+            "(--debug shows the whole error)"
+        ], (args, result.output)

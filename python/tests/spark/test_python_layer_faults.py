@@ -1,5 +1,6 @@
 """Every write path of the Python layer converges when rerun after a failure at any of its
-writes (docs/spec.md, failure contract): distribution, reinitialization, subscription add,
+writes (docs/spec.md, failure contract): distribution (to a partitioned subscriber too),
+reinitialization, subscription add (with a row filter, with a column list), a filter change,
 capture, enqueue, publishing a table in place, adding a column to a published article
 with subscriptions and resolving a conflict by hand. Nothing is lost or delivered twice.
 
@@ -16,6 +17,7 @@ reinitialization and subscription add at every other write, each also at its las
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -33,6 +35,7 @@ from python_layer_ops import (
 )
 from qrepl.storage import faults
 from qrepl.storage.dbt_runner import DbtError
+from qrepl.storage.replica import replica_schema
 from qrepl.services.distribution import DistributionFailed
 from qrepl.storage.warehouse import Warehouse
 
@@ -95,6 +98,9 @@ def test_a_failed_write_path_converges_when_rerun(wh, operation, tmp_path):
     labels = faults.labels()
     expected = state(wh)
     assert writes > 0, f"{operation} made no write"
+    if operation == "distribute":  # a filtered distribution among its writes (docs/spec.md §11)
+        held = [json.loads(r)["customer_id"] for r in expected[f"{replica_schema(wh, 'p')}.customers"]]
+        assert held == [2, 3], f"customer 1 moved out of p's partition, p holds {held}"
     points = range(1, writes + 1)
     if operation in CI_POINTS and os.environ.get("QREPL_FAULT_POINTS") != "all":
         points = [next(k for k, label in enumerate(labels, 1) if CI_POINTS[operation] in label)]
