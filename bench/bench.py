@@ -17,7 +17,9 @@ of them with a stale version, over random rows; `1k` is a small batch timed agai
 fixed cost (`dbt run` of one trivial model in this process). The first reader run of a process
 pays the JVM's warm-up, which a long-running server pays once, so a second 1k batch, drawn
 afresh over other rows, follows in the same process as its own row ("1k, next batch"), with its
-own bare MERGE and fold; then the reader on a queue with nothing new. `hot` updates one row 100k times;
+own bare MERGE and fold; then the reader on a queue with nothing new. After `1M-10M`, a 1k batch
+follows the same way over its 10M rows ("1k into 10M, next batch"): a warm small batch's cost
+should follow the batch, not the table. `hot` updates one row 100k times;
 `cascade` is a 1,000-deep cross-row cascade of two-row transactions (the first conflicts, so
 the sequential reader rejects all) among 99k independent transactions. The pathological ones
 are compared with the typical batch of equal size (100k changes, 1M rows).
@@ -369,7 +371,7 @@ def dbt_fixed_cost() -> float:
 
 @dataclass
 class Result:
-    name: str  # a SIZES name, or NEXT_1K: the second 1k batch of the process
+    name: str  # a SIZES name, or NEXT_1K / NEXT_1K_10M: a warm 1k batch after a size
     changes: int
     rows: int
     shape: str
@@ -379,12 +381,13 @@ class Result:
     transactions: int = 0
     conflicts: int = 0
     models: dict = field(default_factory=dict)
-    nothing_queued: float | None = None  # NEXT_1K only: the reader with nothing new in the queue
-    nothing_models: dict = field(default_factory=dict)  # NEXT_1K only: per model, nothing queued
+    nothing_queued: float | None = None  # a next batch only: the reader with nothing new in the queue
+    nothing_models: dict = field(default_factory=dict)  # a next batch only: per model, nothing queued
     fold_error: str | None = None
 
 
 NEXT_1K = "1k, next batch"
+NEXT_1K_10M = "1k into 10M, next batch"
 
 
 # What a row's reader time is compared with: None when that was not run (or the fold failed).
@@ -400,18 +403,22 @@ def _batch(name: str):
     return lambda r, by: by[name].reader if name in by else None
 
 
-# The reader's targets (issue "The queue reader, rebuilt"), per row of the table: the target's
-# text, what the reader's time is compared with, the bound on the ratio, and whether the bound
-# itself is excluded ("faster than"). The 1M row has two.
+# The reader's targets (issue "The queue reader in a handful of statements"), per row of the
+# table: the target's text, what the reader's time is compared with, the bound on the ratio,
+# and whether the bound itself is excluded ("faster than"). A run with nothing queued has its
+# own target (NOTHING_QUEUED_PAST_DBT).
 TARGETS = {
     NEXT_1K: [("≤ 3× the bare MERGE", _merge, 3.0, False)],
-    "100k": [("≤ 2× the Python fold", _fold, 2.0, False)],
+    "100k": [("faster than the Python fold", _fold, 1.0, True)],
     "hot": [("≤ 3× the typical 100k batch", _batch("100k"), 3.0, False)],
     "cascade": [("≤ 3× the typical 100k batch", _batch("100k"), 3.0, False)],
-    "1M": [("≤ 4× the bare MERGE", _merge, 4.0, False), ("faster than the Python fold", _fold, 1.0, True)],
+    "1M": [("≤ 3× the bare MERGE", _merge, 3.0, False), ("faster than the Python fold", _fold, 1.0, True)],
     "1M-10M": [("≤ 1.3× the (1M, 1M) batch", _batch("1M"), 1.3, False)],
-    "10M": [("≤ 6× the bare MERGE", _merge, 6.0, False)],
+    NEXT_1K_10M: [("≤ 1.3× the next 1k batch into 1M rows", _batch(NEXT_1K), 1.3, False)],
+    "10M": [("≤ 4× the bare MERGE", _merge, 4.0, False)],
 }
+# seconds a run with nothing queued may take past dbt's own fixed cost (a trivial `dbt run`)
+NOTHING_QUEUED_PAST_DBT = 1.0
 
 
 def target_text(r: Result, by: dict) -> str:
@@ -518,26 +525,30 @@ def measure(spark, name: str, warm: bool) -> list[Result]:
         f"[{name}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, {fold_text} "
         f"({result.transactions:,} transactions, {result.conflicts:,} conflicts; {checked})"
     )
+    if name == "1M-10M":  # a warm small batch over the same 10M rows: its cost follows the batch
+        return [result, measure_next(spark, wh, t.fold, shape, 1_000, rows, NEXT_1K_10M, first=10 * changes)]
     if name != "1k":
         return [result]
     # the first reader run of a process pays the JVM's warm-up, as a server does once: the next
     # batch, drawn afresh over the same publication, is the one a running server sees
-    return [result, measure_next(spark, wh, t.fold, shape, changes, rows)]
+    return [result, measure_next(spark, wh, t.fold, shape, changes, rows, NEXT_1K, first=10 * changes)]
 
 
-def measure_next(spark, wh: Warehouse, first_fold: dict | None, shape: str, changes: int, rows: int) -> Result:
-    """The reader, the bare MERGE and the fold on a second batch of the 1k size in the same
-    process (each on its own copy, after the first batch), then the reader with nothing new."""
-    first = 10 * changes
+def measure_next(
+    spark, wh: Warehouse, first_fold: dict | None, shape: str, changes: int, rows: int, label: str, first: int
+) -> Result:
+    """The reader, the bare MERGE and the fold on a next batch of `changes` in the same process
+    (each on its own copy, after the size's batch; its transactions numbered from `first`),
+    then the reader with nothing new."""
     queue_batch(spark, wh, shape, changes, rows, first=first)
-    t = run_contenders(spark, wh, NEXT_1K, since=first)
+    t = run_contenders(spark, wh, label, since=first)
     history = last_batch(spark, wh)
     if not history.transactions_processed:
-        sys.exit("bench: the second 1k batch processed no transaction")
+        sys.exit(f"bench: {label} processed no transaction")
     if t.fold is not None and first_fold is not None:  # both batches: the tables hold both
         check_equal(spark, wh, {k: first_fold[k] + t.fold[k] for k in t.fold})
     result = Result(
-        NEXT_1K,
+        label,
         changes,
         rows,
         shape,
@@ -549,13 +560,13 @@ def measure_next(spark, wh: Warehouse, first_fold: dict | None, shape: str, chan
         node_times(t.res),
         fold_error=t.fold_error,
     )
-    say(f"[{NEXT_1K}] queue reader with nothing new queued ...")
+    say(f"[{label}] queue reader with nothing new queued ...")
     t0 = time.perf_counter()
     res = run_queue_reader(SCHEMA)
     result.nothing_queued = time.perf_counter() - t0
     result.nothing_models = node_times(res)
     say(
-        f"[{NEXT_1K}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, "
+        f"[{label}] reader {t.reader:.1f} s, MERGE {t.merge:.1f} s, "
         f"{'Python fold %.1f s' % t.fold_s if t.fold_s is not None else 'Python fold failed'} "
         f"({result.transactions:,} transactions, {result.conflicts:,} conflicts); "
         f"nothing queued {result.nothing_queued:.1f} s"
@@ -574,10 +585,17 @@ def table(results: list[Result], fixed: float | None) -> str:
         other = ""
         if r.name == "1k" and fixed:
             other = f"{r.reader / fixed:.2f}× dbt's fixed cost ({fixed:.1f} s), the JVM's first run"
-        elif r.name == NEXT_1K:
+        elif r.nothing_queued is not None:
             other = f"a run with nothing queued {r.nothing_queued:.1f} s"
             if fixed:
-                other = f"{r.reader / fixed:.2f}× dbt's fixed cost; " + other
+                past = r.nothing_queued - fixed
+                met = "met" if past <= NOTHING_QUEUED_PAST_DBT else "missed"
+                other = (
+                    f"{r.reader / fixed:.2f}× dbt's fixed cost; {other}, {past:.1f} s past dbt's fixed cost "
+                    f"(≤ {NOTHING_QUEUED_PAST_DBT:.0f} s: **{met}**)"
+                )
+            if r.name == NEXT_1K_10M and NEXT_1K in by:
+                other = f"{r.reader / by[NEXT_1K].reader:.2f}× the next 1k batch into 1M rows; " + other
         elif r.shape in ("hot", "cascade") and "100k" in by:
             other = f"{r.reader / by['100k'].reader:.2f}× the typical 100k batch"
         elif r.name == "1M-10M" and "1M" in by:
@@ -624,7 +642,7 @@ def main() -> None:
     per_model = {r.name: r.models for r in results}
     for r in results:  # where a warm run's fixed cost goes
         if r.nothing_models:
-            per_model["1k, nothing queued"] = r.nothing_models
+            per_model[f"{r.name}: nothing queued"] = r.nothing_models
     say("\n" + out)
     say("\nper model (s): " + json.dumps(per_model))
     if args.readme and sorted(args.sizes) != sorted(DEFAULT_SIZES):
