@@ -167,7 +167,8 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
             rows = rows.select(*columns[article.name], "msrepl_tran_version")
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
-        progress(f"{subscriber}: snapshot of {article.name} ({rows.count()} rows)")
+        count = rows.count()
+        progress(f"{subscriber}: snapshot of {article.name} ({count} row{'' if count == 1 else 's'})")
     record_delivery(wh, subscriber, snapshots)
     unpin_snapshots(wh, subscriber)
     mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
