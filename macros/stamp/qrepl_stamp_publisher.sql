@@ -22,7 +22,14 @@
            a copy-on-write commit carried over (same key, version and image as at the last
            stamp) is not;
         4. the examined snapshot is recorded (or the stamp's own, when nothing else committed
-           between them).
+           between them). When something did (another job's write, or a `qrepl distribute`
+           stamping the same rows first, as a concurrent run and distribution do), the commits
+           after the examined snapshot are examined in turn, from step 2, until a pass stamps
+           nothing or its stamp's parent is the snapshot it examined: the batch cut reads the
+           table as of the snapshot recorded here (macro qrepl_publisher_as_stamped), and a
+           snapshot from before the stamp would show the rows it stamped at their old version,
+           so a subscriber's change to them would be judged applied, with no conflict, and
+           then kept out by the compare-and-swap: lost unlogged (docs/spec.md §10).
         A writer that sets a fresh version itself is left alone. Deletes need nothing. A run
         that finds nothing to stamp writes nothing to the article. -#}
     {#- in a run, only when it runs a reader model (qrepl_reader_selected) -#}
@@ -58,8 +65,21 @@
     {%- set examined = qrepl_run_state('stamp_examined', {}) -%}
     {%- do examined.clear() -%}
     {%- for article in config['articles'] -%}
-        {%- set record = _qrepl_stamp_article(article, stamps) -%}
+        {%- set passes = namespace(record=_qrepl_stamp_article(article, stamps, none), stamped=0) -%}
+        {%- for attempt in range(qrepl_stamp_passes()) -%}
+            {%- if passes.record is not none and passes.record.late -%}
+                {%- set passes.stamped = passes.stamped + passes.record.stamped -%}
+                {%- set passes.record = _qrepl_stamp_article(article, stamps, passes.record) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- set record = passes.record -%}
+        {%- if record is not none and record.late -%}
+            {{ exceptions.raise_compiler_error("qrepl: article " ~ article['name'] ~ ": its table " ~ qrepl_article_relation(article)
+                ~ " kept changing while the publisher's trigger stamped it (" ~ qrepl_stamp_passes() ~ " passes, each overtaken by"
+                ~ " another commit); no batch was cut; run again") }}
+        {%- endif -%}
         {%- if record is not none -%}
+            {%- do record.update({'stamped': record.stamped + passes.stamped}) -%}
             {%- do examined.update({article['name']: {'snapshot': record.examined, 'seq': record.seq}}) -%}
             {%- if not record.unchanged -%}
                 {%- if not recorded_batch -%}
@@ -80,24 +100,33 @@
 {% endmacro %}
 
 
-{% macro _qrepl_stamp_article(article, stamps) %}
+{% macro _qrepl_stamp_article(article, stamps, resume) %}
     {#- qrepl_stamp_publisher for one article: what to record (examined snapshot, stamp_seq,
         rows stamped), with `unchanged` true when nothing was committed since the last stamp
-        (the last record then stands, and is returned only to be kept for the run), or none
-        when no snapshot can be recorded. -#}
+        (the last record then stands, and is returned only to be kept for the run), `late`
+        true when this pass's stamp MERGE has another parent than the examined snapshot
+        (something committed in between, which a next pass examines), or none when no snapshot
+        can be recorded. `resume`: the record of the pass before, whose examined snapshot this
+        pass starts from (none: start from the last record in publisher_stamps). -#}
     {%- set table = qrepl_article_relation(article) -%}
-    {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
-        ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
+    {%- if resume is none -%}
+        {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
+            ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
+    {%- else -%}
+        {#- a first stamp (no record yet) is resumed as one: the snapshot it examined may be
+            from before the table had a version column -#}
+        {%- set last = [none if resume.first else resume.examined, resume.batch, resume.seq - 1] -%}
+    {%- endif -%}
     {%- set since = last[0] -%}
     {%- set current = run_query("select snapshot_id from " ~ table ~ ".refs where name = 'main'") -%}
     {%- if current.rows | length == 0 -%}
         {#- a table with no snapshot yet (just created): its history starts here (0 stands for
             "before the first snapshot"), so every write to come is examined -#}
-        {{ return({'examined': 0, 'seq': (last[2] | int) + 1, 'stamped': 0, 'unchanged': false} if since is none else none) }}
+        {{ return({'examined': 0, 'seq': (last[2] | int) + 1, 'batch': last[1], 'stamped': 0, 'unchanged': false, 'late': false, 'first': true} if since is none else none) }}
     {%- endif -%}
     {%- set examined = current.rows[0][0] | int -%}
     {%- if since is not none and (since | int) == examined -%}
-        {{ return({'examined': examined, 'seq': last[2] | int, 'stamped': 0, 'unchanged': true}) }}
+        {{ return({'examined': examined, 'seq': (last[2] | int) + (0 if resume is none else 1), 'batch': last[1], 'stamped': 0, 'unchanged': resume is none, 'late': false, 'first': false}) }}
     {%- endif -%}
     {%- set keys = article['key'] -%}
     {%- set on = [] -%}
@@ -280,6 +309,7 @@
         {%- endif -%}
     {%- endif -%}
     {%- set stamped = 0 -%}
+    {%- set late = namespace(value=false) -%}
     {%- if unstamped is not none -%}
         {%- call statement('qrepl_stamp_candidates', fetch_result=false) -%}
             cache table {{ view }} as select *, uuid() as stamp from ({{ unstamped }}) as unstamped
@@ -298,6 +328,9 @@
             {%- set after_merge = run_query("call spark_catalog.system.ancestors_of('" ~ table ~ "')").rows -%}
             {%- if after_merge | length > 1 and (after_merge[1][0] | int) == examined -%}
                 {%- set examined = after_merge[0][0] | int -%}
+            {%- else -%}
+                {#- a commit came between the examination and this stamp: examined next -#}
+                {%- set late.value = true -%}
             {%- endif -%}
         {%- endif -%}
         {%- do _qrepl_stamp_drop_views(view) -%}
@@ -310,7 +343,15 @@
             {{ return(none) }}
         {%- endif -%}
     {%- endif -%}
-    {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'stamped': stamped, 'unchanged': false}) }}
+    {{ return({'examined': examined, 'seq': (last[2] | int) + 1, 'batch': last[1], 'stamped': stamped, 'unchanged': false, 'late': late.value, 'first': since is none}) }}
+{% endmacro %}
+
+
+{% macro qrepl_stamp_passes() %}
+    {#- How many times the publisher's trigger examines an article's new commits in one stamp
+        before it gives up and fails the run (each pass but the first is caused by a commit
+        that landed between the pass's examination and its stamp MERGE). -#}
+    {{ return(8) }}
 {% endmacro %}
 
 

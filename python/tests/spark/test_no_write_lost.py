@@ -74,6 +74,51 @@ def test_case_4_a_job_write_during_a_run_is_never_overwritten(spark, point):
     assert {r[0]: r[1] for r in article_rows(wh, "a")["customers"]} == {1: "from-job", 2: "c2"}
 
 
+@pytest.mark.parametrize("between", ["a job write", "a stamp"])
+def test_case_4_a_write_while_the_trigger_stamps_leaves_the_stamp_in_the_batchs_view(spark, between):
+    """A job rewrites customer 1 keeping its version, and subscriber a updates customer 1 as
+    it last saw it: a's change must meet the job's write as a conflict. While the run's
+    trigger is between examining the table and its stamp MERGE, another commit lands on the
+    same table: a second job UPDATE (of customer 2, keeping its version), or a stamp of
+    customer 1 by another process (a `qrepl distribute` stamping at the same moment, as `make
+    deploy-test` interleaved them under load; here the same commit, a new version set by
+    plain SQL). The run's stamp then has another parent than the snapshot it examined.
+    Before the fix, the batch was cut as of that examined snapshot, without either stamp: a's
+    change matched the old version there, was recorded applied with no conflict, and the
+    compare-and-swap kept the job's row, so a's change was lost unlogged. Now the trigger
+    examines the commits that came between too, and the batch sees every stamp."""
+    wh = two_articles(spark, SCHEMA, "a")
+    run_reader(SCHEMA, **QUIET)
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
+    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+
+    def commit_between():
+        if between == "a job write":
+            _job_update(wh, "customers", "city", "from-job-2", "customer_id", 2)
+        else:
+            spark.sql(f"update {wh.table('customers')} set msrepl_tran_version = uuid() where customer_id = 1")
+
+    ran = []
+    faults.arm_when(
+        lambda label: "drop view if exists qrepl_stamp_customers" in label,
+        lambda k, label: ran.append(commit_between()),
+    )
+    try:
+        run_reader(SCHEMA, **QUIET)
+    finally:
+        faults.disarm()
+    assert ran, "the run's trigger made no write between its examination and its stamp"
+    assert [(c["tran_id"], c["row_key"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [
+        ("a1", '{"customer_id":1}', "update_update")
+    ]
+    assert [o["outcome"] for o in wh.rows_of("transaction_outcomes")] == ["rejected"]
+    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
+    assert cities == {1: "from-job", 2: "from-job-2" if between == "a job write" else "c2"}
+    distribute(wh.schema)
+    assert article_rows(wh, "a") == article_rows(wh)
+
+
 def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(spark):
     """imm's transaction over customers and tags: right after the customers MERGE, a job
     rewrites the tags row keeping its version. The tags MERGE compares the whole row the check
