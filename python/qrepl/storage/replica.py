@@ -167,11 +167,25 @@ def snapshot_replica(wh: Warehouse, subscriber: str, progress: Progress = lambda
             rows = rows.select(*columns[article.name], "msrepl_tran_version")
         rows.writeTo(f"{schema}.{article.name}").using("iceberg").createOrReplace()
         snapshots[article.name] = sid
-        count = rows.count()
+        count = _rows_written(wh, f"{schema}.{article.name}")
         progress(f"{subscriber}: snapshot of {article.name} ({count} row{'' if count == 1 else 's'})")
     record_delivery(wh, subscriber, snapshots)
     unpin_snapshots(wh, subscriber)
     mark_compensations_delivered(wh, pending)  # the snapshot supersedes the ones read before it
+
+
+def _rows_written(wh: Warehouse, table: str) -> int:
+    """How many rows a replica table holds after its snapshot was written: its current Iceberg
+    snapshot's `total-records`, so the count reads no data (counting the rows the snapshot
+    wrote would read the publisher's table a second time). A table written with no rows may
+    have no snapshot; a summary without the figure (another writer's) is counted by a scan."""
+    row = wh.spark.sql(
+        f"select cast(s.summary['total-records'] as bigint) as n from {table}.refs as r "
+        f"inner join {table}.snapshots as s on r.snapshot_id = s.snapshot_id where r.name = 'main'"
+    ).first()
+    if row is None:
+        return 0
+    return row.n if row.n is not None else wh.spark.table(table).count()
 
 
 def _delivered_compensations(wh: Warehouse):

@@ -165,13 +165,18 @@ OutsideWrite = tuple[str, str, dict]  # article, op, row (or key for D)
 # "before" its trigger examined the table, after that and before its MERGE ("cut"), or
 # "after" its MERGE. Each of these writes happens in every run that takes a batch, except
 # those of CONDITIONAL_POINTS: only when the batch has rows for them (a conflict, a publisher
-# change); the marts that are views over the batch log write nothing in a run. An outside write due at a point the run did not
-# make fails the replay.
+# change), or only when the trigger has commits to examine (`publisher_trigger`: between its
+# look at the table and its stamp, so the trigger looks again and the batch sees the write);
+# the marts that are views over the batch log write nothing in a run. An outside write due at
+# a point the run did not make fails the replay.
 RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "run_lock": (
         "before",
         lambda label: label.split()[:3] == ["python", "create", "table"] and ".qrepl_run_lock " in label,
     ),
+    # the trigger's first write after it read the table's new commits (it drops its views of
+    # an earlier stamp before it makes them): before its stamp MERGE
+    "publisher_trigger": ("before", lambda label: "drop view if exists qrepl_stamp_" in label),
     **{
         node: ("cut", lambda label, node=node: label.startswith(f"model.qrepl.{node} "))
         for node in (
@@ -191,7 +196,7 @@ RUN_POINTS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "queue_reader_history": ("after", lambda label: label.startswith("model.qrepl.queue_reader_history ")),
 }
 
-CONDITIONAL_POINTS = frozenset({"conflicts", "publisher_changes"})
+CONDITIONAL_POINTS = frozenset({"publisher_trigger", "conflicts", "publisher_changes"})
 
 
 def _check_outside_write(name: str, i: int, body: Any, publication: Publication) -> None:

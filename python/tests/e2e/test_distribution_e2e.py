@@ -192,6 +192,8 @@ def test_reinitialization_brings_the_subscriber_back(spark):
     lines: list[str] = []
     assert reinitialize(wh.schema, "south", progress=lines.append) == 1
     assert [line.split(" (")[0] for line in lines] == ["south: snapshot of customers", "south: snapshot of order_lines"]
+    counts = [spark.table(f"{replica_schema(wh, 'south')}.{a}").count() for a in ("customers", "order_lines")]
+    assert [line.split(" (")[1] for line in lines] == [f"{n} row{'' if n == 1 else 's'})" for n in counts]
     sub = wh.subscription("south")
     assert (sub["status"], sub["generation"]) == ("active", 1)
     _assert_replicas_equal_publisher(wh, subs)
