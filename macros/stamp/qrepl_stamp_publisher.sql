@@ -110,8 +110,14 @@
         pass starts from (none: start from the last record in publisher_stamps). -#}
     {%- set table = qrepl_article_relation(article) -%}
     {%- if resume is none -%}
-        {%- set last = run_query("select max_by(snapshot_id, stamp_seq), max_by(batch_id, stamp_seq), coalesce(max(stamp_seq), 0) from "
-            ~ stamps ~ " where article = '" ~ article['name'] ~ "'").rows[0] -%}
+        {#- the last record, snapshot and batch id from one row: a run's trigger and a `qrepl
+            distribute`'s that ran at once both write the stamp_seq after the one they read, and
+            either record alone is true (its snapshot was examined with that batch id), but a
+            snapshot of one paired with the batch id of the other may not be -#}
+        {%- set last = run_query("select latest.snapshot_id, latest.batch_id, coalesce(latest.stamp_seq, 0) from (select max_by("
+            ~ "named_struct('snapshot_id', snapshot_id, 'batch_id', batch_id, 'stamp_seq', stamp_seq), "
+            ~ "named_struct('stamp_seq', stamp_seq, 'snapshot_id', snapshot_id)) as latest from "
+            ~ stamps ~ " where article = '" ~ article['name'] ~ "')").rows[0] -%}
     {%- else -%}
         {#- a first stamp (no record yet) is resumed as one: the snapshot it examined may be
             from before the table had a version column -#}

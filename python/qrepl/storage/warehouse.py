@@ -128,11 +128,13 @@ class Warehouse:
 
     def last_stamps(self) -> dict[str, int]:
         """The snapshot the publisher's trigger last examined, per article (publisher_stamps,
-        written by macros/stamp/qrepl_stamp_publisher.sql)."""
+        written by macros/stamp/qrepl_stamp_publisher.sql): the record the trigger starts from
+        next, so two records of one stamp_seq (two triggers at once) are told apart as it does."""
         if not self.exists("publisher_stamps"):
             return {}
+        latest = "named_struct('stamp_seq', stamp_seq, 'snapshot_id', snapshot_id)"
         rows = self.spark.sql(
-            f"select article, max_by(snapshot_id, stamp_seq) as snapshot_id "
+            f"select article, max_by(snapshot_id, {latest}) as snapshot_id "
             f"from {self.table('publisher_stamps')} group by article"
         ).collect()
         return {r.article: r.snapshot_id for r in rows}
