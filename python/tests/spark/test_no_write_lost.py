@@ -119,6 +119,47 @@ def test_case_4_a_write_while_the_trigger_stamps_leaves_the_stamp_in_the_batchs_
     assert article_rows(wh, "a") == article_rows(wh)
 
 
+def test_case_4_a_table_that_keeps_changing_while_the_trigger_stamps_fails_the_run_before_its_cut(spark):
+    """A job commits to customers between the trigger's look and its stamp at every pass (an
+    UPDATE of customer 2 keeping its version, which the next pass must stamp in turn). The
+    trigger looks again after each overtaken stamp, and after qrepl_stamp_passes() (8) passes
+    it fails the run in one line, before the batch is cut: a's queued change is not judged
+    against a view that misses a stamp. Run again with the job quiet, the run converges: a's
+    change meets the job's write of customer 1 as a conflict, and every job write stands."""
+    from qrepl.storage.dbt_runner import DbtError
+
+    wh = two_articles(spark, SCHEMA, "a")
+    run_reader(SCHEMA, **QUIET)
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
+    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    writes = []
+
+    def job_at_every_pass(k, label):
+        if "drop view if exists qrepl_stamp_customers" in label:
+            with faults.uncounted():
+                writes.append(_job_update(wh, "customers", "city", f"job-{len(writes)}", "customer_id", 2))
+
+    faults.arm_each(job_at_every_pass)
+    try:
+        with pytest.raises(DbtError, match="kept changing while the publisher's trigger stamped it") as failed:
+            run_reader(SCHEMA, **QUIET)
+    finally:
+        faults.disarm()
+    assert "8 passes" in str(failed.value) and "no batch was cut" in str(failed.value)
+    assert len(writes) >= 8, "the job did not overtake every pass"
+    assert wh.rows_of("transaction_outcomes") == []  # nothing judged
+    run_reader(SCHEMA, **QUIET)
+    assert [(c["tran_id"], c["row_key"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [
+        ("a1", '{"customer_id":1}', "update_update")
+    ]
+    assert [o["outcome"] for o in wh.rows_of("transaction_outcomes")] == ["rejected"]
+    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
+    assert cities == {1: "from-job", 2: f"job-{len(writes) - 1}"}
+    distribute(wh.schema)
+    assert article_rows(wh, "a") == article_rows(wh)
+
+
 def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(spark):
     """imm's transaction over customers and tags: right after the customers MERGE, a job
     rewrites the tags row keeping its version. The tags MERGE compares the whole row the check
