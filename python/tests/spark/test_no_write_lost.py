@@ -51,6 +51,31 @@ def _run_with_job_write_after(prefix: str, job) -> None:
     assert ran, f"the run made no write labelled {prefix!r}: the job never wrote"
 
 
+def _a1_queued_behind_a_job_write(spark):
+    """Two articles after one run (the next is a steady-state one); subscriber a's queued
+    update of customer 1 as it last saw it, then a job's UPDATE of customer 1 that keeps its
+    version: a's change must meet the job's write as a conflict."""
+    wh = two_articles(spark, SCHEMA, "a")
+    run_reader(SCHEMA, **QUIET)
+    with Subscriber(wh.schema, "a").transaction("a1") as t:
+        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
+    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    return wh
+
+
+def _a1_met_the_job_write(wh, city_2: str) -> None:
+    """a's change was logged as one update_update conflict and rejected, the job's city of
+    customer 1 stands beside customer 2's `city_2`, and a delivery brings a's replica in line."""
+    assert [(c["tran_id"], c["row_key"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [
+        ("a1", '{"customer_id":1}', "update_update")
+    ]
+    assert [o["outcome"] for o in wh.rows_of("transaction_outcomes")] == ["rejected"]
+    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
+    assert cities == {1: "from-job", 2: city_2}
+    distribute(wh.schema)
+    assert article_rows(wh, "a") == article_rows(wh)
+
+
 @pytest.mark.parametrize("point", list(DURING_A_RUN))
 def test_case_4_a_job_write_during_a_run_is_never_overwritten(spark, point):
     """Subscriber a's queued update of customer 1 (seen at its old version) and a job's UPDATE
@@ -87,11 +112,7 @@ def test_case_4_a_write_while_the_trigger_stamps_leaves_the_stamp_in_the_batchs_
     change matched the old version there, was recorded applied with no conflict, and the
     compare-and-swap kept the job's row, so a's change was lost unlogged. Now the trigger
     examines the commits that came between too, and the batch sees every stamp."""
-    wh = two_articles(spark, SCHEMA, "a")
-    run_reader(SCHEMA, **QUIET)
-    with Subscriber(wh.schema, "a").transaction("a1") as t:
-        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
-    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    wh = _a1_queued_behind_a_job_write(spark)
 
     def commit_between():
         if between == "a job write":
@@ -109,14 +130,7 @@ def test_case_4_a_write_while_the_trigger_stamps_leaves_the_stamp_in_the_batchs_
     finally:
         faults.disarm()
     assert ran, "the run's trigger made no write between its examination and its stamp"
-    assert [(c["tran_id"], c["row_key"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [
-        ("a1", '{"customer_id":1}', "update_update")
-    ]
-    assert [o["outcome"] for o in wh.rows_of("transaction_outcomes")] == ["rejected"]
-    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
-    assert cities == {1: "from-job", 2: "from-job-2" if between == "a job write" else "c2"}
-    distribute(wh.schema)
-    assert article_rows(wh, "a") == article_rows(wh)
+    _a1_met_the_job_write(wh, "from-job-2" if between == "a job write" else "c2")
 
 
 def test_case_4_a_table_that_keeps_changing_while_the_trigger_stamps_fails_the_run_before_its_cut(spark):
@@ -128,11 +142,7 @@ def test_case_4_a_table_that_keeps_changing_while_the_trigger_stamps_fails_the_r
     change meets the job's write of customer 1 as a conflict, and every job write stands."""
     from qrepl.storage.dbt_runner import DbtError
 
-    wh = two_articles(spark, SCHEMA, "a")
-    run_reader(SCHEMA, **QUIET)
-    with Subscriber(wh.schema, "a").transaction("a1") as t:
-        t.update("customers", {"customer_id": 1}, {"city": "from-a"})
-    _job_update(wh, "customers", "city", "from-job", "customer_id", 1)
+    wh = _a1_queued_behind_a_job_write(spark)
     writes = []
 
     def job_at_every_pass(k, label):
@@ -147,17 +157,10 @@ def test_case_4_a_table_that_keeps_changing_while_the_trigger_stamps_fails_the_r
     finally:
         faults.disarm()
     assert "8 passes" in str(failed.value) and "no batch was cut" in str(failed.value)
-    assert len(writes) >= 8, "the job did not overtake every pass"
+    assert len(writes) >= 8, "the job wrote fewer times than the trigger made passes"
     assert wh.rows_of("transaction_outcomes") == []  # nothing judged
     run_reader(SCHEMA, **QUIET)
-    assert [(c["tran_id"], c["row_key"], c["conflict_type"]) for c in wh.rows_of("conflicts")] == [
-        ("a1", '{"customer_id":1}', "update_update")
-    ]
-    assert [o["outcome"] for o in wh.rows_of("transaction_outcomes")] == ["rejected"]
-    cities = {r[0]: r[1] for r in article_rows(wh)["customers"]}
-    assert cities == {1: "from-job", 2: f"job-{len(writes) - 1}"}
-    distribute(wh.schema)
-    assert article_rows(wh, "a") == article_rows(wh)
+    _a1_met_the_job_write(wh, f"job-{len(writes) - 1}")
 
 
 def test_case_4_a_job_write_between_two_immediate_merges_is_never_overwritten(spark):
