@@ -310,10 +310,11 @@ class ReferenceReader:
         Writes during the run that together left a row as the run found it changed nothing
         the batch read: the row is there with the values it had and its version untouched (only
         UPDATEs, which keep the version, changed it: one that set the values the row had, or
-        several that ended on them; the compare-and-swap at the MERGE sees the row, not the
-        writes in between). When the batch then writes that row, the batch's write stands (no
-        value the run found is lost: the batch read it); a row the batch does not write is
-        stamped as any."""
+        several that ended on them; or a row absent when found that an INSERT and a DELETE
+        left absent again; the compare-and-swap at the MERGE sees the row, not the writes in
+        between). When the batch then writes that row, the batch's write stands (no value the
+        run found is lost: the batch read it); a row the batch does not write is stamped as
+        any."""
         for write in before:
             self.apply_outside_effect(self.outside_effect(*write))
         as_found = {a: dict(rows) for a, rows in self.publisher.items()}
@@ -332,6 +333,8 @@ class ReferenceReader:
         def as_it_was(where: tuple[str, str]) -> bool:
             article, key = where
             found, left = as_found[article].get(key), as_left[article].get(key)
+            if found is None and left is None:
+                return True  # absent as found: an INSERT the run's writes deleted again
             if found is None or left is None or where in replaced:
                 return False
             return row_content(self.article(article), left) == row_content(self.article(article), found)

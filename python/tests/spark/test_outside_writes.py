@@ -8,7 +8,8 @@ batch updates, of one it deletes and of one it inserts (which the job's UPDATE f
 after the batch's MERGE), an INSERT of a row the batch inserts, and a DELETE of a row the batch
 updates. A second subscriber then changes the same rows as it saw them before the job, so each
 job write that stands is met as a conflict, under every policy. And one row the job changes
-and changes back before the MERGE: the batch's write of it stands."""
+and changes back before the MERGE, and one absent row the job inserts and deletes again
+before the MERGE: the batch's write of each stands."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.spark
 
 ARTICLE = {"name": "customers", "key": ["customer_id"], "columns": {"customer_id": "int", "city": "string"}}
 AWAY = 901
+IN_AND_OUT = 902
 
 
 def _version(n: int, who: int) -> str:
@@ -106,13 +108,30 @@ def scenario(policy: str) -> dict:
                     "row": {"customer_id": AWAY, "city": "s1"},
                     "old_version": _version(AWAY, 1),
                     "new_version": _version(AWAY, 2),
-                }
+                },
+                {
+                    "article": "customers",
+                    "op": "I",
+                    "row": {"customer_id": IN_AND_OUT, "city": "s1"},
+                    "new_version": _version(IN_AND_OUT, 2),
+                },
             ],
         }
     )
     during += [
         {"article": "customers", "op": "U", "during": at, "row": {"customer_id": AWAY, "city": city}}
         for at, city in (("int_batch_subscriptions", "job-elsewhere"), ("int_queued_commands_judged", "p-away"))
+    ]
+    # in and out: the job inserts row IN_AND_OUT, absent when the run found it, and deletes it
+    # again before the MERGE, which then finds it absent as the batch read it: s1's insert stands
+    during += [
+        {
+            "article": "customers",
+            "op": "I",
+            "during": "int_batch_subscriptions",
+            "row": {"customer_id": IN_AND_OUT, "city": "job"},
+        },
+        {"article": "customers", "op": "D", "during": "int_queued_commands_judged", "key": {"customer_id": IN_AND_OUT}},
     ]
     return {
         "publication": "sales",
@@ -141,10 +160,13 @@ def test_outside_writes_at_every_point_of_a_run_match_the_reference(spark, polic
     for table in expected:
         assert actual[table] == expected[table], table
     away = next(r for r in actual["publisher/customers"] if r["customer_id"] == AWAY)
+    in_and_out = [r for r in actual["publisher/customers"] if r["customer_id"] == IN_AND_OUT]
     if policy == "publisher_wins_reinit":  # s1's earlier conflict rejects its later transactions
         assert (away["city"], away["msrepl_tran_version"]) == ("p-away", "(stamped)")  # the job's, stamped
-    else:  # the batch's write stands over a row the job left as the batch read it
+        assert in_and_out == []  # the job's insert and delete, nothing of the batch's
+    else:  # the batch's writes stand over rows the job left as the batch read them
         assert (away["city"], away["msrepl_tran_version"]) == ("s1", _version(AWAY, 2))
+        assert [(r["city"], r["msrepl_tran_version"]) for r in in_and_out] == [("s1", _version(IN_AND_OUT, 2))]
     job_rows = [r for r in expected["publisher/customers"] if str(r["city"]).startswith("job-")]
     conflicts = {c["row_key"] for c in expected["conflicts"] if c["subscriber"] == "s2"}
     assert job_rows, "the scenario keeps some job writes"

@@ -74,3 +74,56 @@ def test_a_job_whose_writes_during_a_run_end_elsewhere_keeps_its_row():
     the job's last write stands, stamped."""
     out = _outputs([("int_batch_subscriptions", "away"), ("int_queued_commands_judged", "later")])
     assert _row(out) == ("later", "(stamped)")
+
+
+def test_a_job_that_inserts_a_row_and_deletes_it_during_a_run_left_what_the_batch_read():
+    """A row absent when the run found it, which a job INSERTs after the trigger and DELETEs
+    again before the MERGE, is absent as the batch read it: s1's insert of it stands, with no
+    conflict (the compare-and-swap sees the row, not the writes in between)."""
+    data = {
+        "publication": "sales",
+        "policy": "publisher_wins",
+        "articles": [ARTICLE],
+        "subscribers": ["s1"],
+        "steps": [
+            {"publisher_rows": {"customers": []}},
+            {
+                "enqueue": [
+                    {
+                        "subscriber": "s1",
+                        "tran_id": "t1",
+                        "commands": [
+                            {
+                                "article": "customers",
+                                "op": "I",
+                                "row": {"customer_id": 1, "city": "s1"},
+                                "new_version": V2,
+                            }
+                        ],
+                    }
+                ]
+            },
+            {
+                "outside_write": {
+                    "article": "customers",
+                    "op": "I",
+                    "row": {"customer_id": 1, "city": "job"},
+                    "during": "int_batch_subscriptions",
+                }
+            },
+            {
+                "outside_write": {
+                    "article": "customers",
+                    "op": "D",
+                    "key": {"customer_id": 1},
+                    "during": "int_queued_commands_judged",
+                }
+            },
+            {"run": {}},
+        ],
+    }
+    s = scenario_from_dict(data, "in_and_out")
+    out = normalized_outputs(s, play(s, ReferenceBackend(s)))
+    assert _row(out) == ("s1", V2)
+    assert out["conflicts"] == []
+    assert [o["outcome"] for o in out["transaction_outcomes"]] == ["applied"]
